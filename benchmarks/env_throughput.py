@@ -1,0 +1,114 @@
+"""Environment throughput: steps/s of ServiceRobot-v0 vs CartPole-v1 in the same run, render FPS, memory.
+
+Prints one JSON line. The household actions are real: the oracle agent's actions are recorded on a few
+seeded episodes first (untimed), then the same episodes are replayed (timed) so that the mix of moves,
+pick-ups, failed actions and human events is what an agent sees. Usage:
+
+    python benchmarks/env_throughput.py [--size default] [--episodes 3] [--steps 20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+import tracemalloc
+
+import gymnasium as gym
+
+import servicerobot  # noqa: F401
+from servicerobot.oracle import OracleAgent
+
+
+def _record(size: str, seeds: list[int]) -> list[list[str]]:
+    episodes = []
+    for seed in seeds:
+        env = gym.make("ServiceRobot-v0", size=size)
+        agent = OracleAgent.from_env(env)
+        obs, _ = env.reset(seed=seed)
+        actions = []
+        while True:
+            action = agent.act(obs)
+            actions.append(action)
+            obs, _, term, trunc, _ = env.step(action)
+            if term or trunc:
+                break
+        env.close()
+        episodes.append(actions)
+    return episodes
+
+
+def _household_rate(size: str, seeds: list[int], episodes: list[list[str]], min_steps: int) -> float:
+    env = gym.make("ServiceRobot-v0", size=size)
+    steps, elapsed = 0, 0.0
+    while steps < min_steps:
+        for seed, actions in zip(seeds, episodes):
+            env.reset(seed=seed)
+            start = time.perf_counter()
+            for action in actions:
+                env.step(action)
+            elapsed += time.perf_counter() - start
+            steps += len(actions)
+    env.close()
+    return steps / elapsed
+
+
+def _cartpole_rate(n: int) -> float:
+    env = gym.make("CartPole-v1")
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    actions = [env.action_space.sample() for _ in range(n)]
+    start = time.perf_counter()
+    for a in actions:
+        _, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            env.reset()
+    return n / (time.perf_counter() - start)
+
+
+def _render_fps(size: str, frames: int) -> float:
+    env = gym.make("ServiceRobot-v0", size=size, render_mode="rgb_array")
+    env.reset(seed=0)
+    env.render()  # the first frame builds the static background
+    start = time.perf_counter()
+    for i in range(frames):
+        env.step("(wait)")
+        env.render()
+    fps = frames / (time.perf_counter() - start)
+    env.close()
+    return fps
+
+
+def _memory_per_env(size: str, n: int = 4) -> float:
+    tracemalloc.start()
+    envs = []
+    for i in range(n):
+        env = gym.make("ServiceRobot-v0", size=size)
+        env.reset(seed=i)
+        envs.append(env)
+    current, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return current / n / 2**20
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="default")
+    parser.add_argument("--episodes", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=20000, help="minimum timed household steps")
+    args = parser.parse_args()
+    seeds = list(range(args.episodes))
+    episodes = _record(args.size, seeds)
+    household = _household_rate(args.size, seeds, episodes, args.steps)
+    cartpole = _cartpole_rate(50000)
+    print(json.dumps({
+        "benchmark": "env_throughput", "size": args.size, "steps_per_s": round(household, 1),
+        "cartpole_steps_per_s": round(cartpole, 1), "ratio_to_cartpole": round(household / cartpole, 3),
+        "render_fps": round(_render_fps(args.size, 200), 1), "memory_mb_per_env": round(_memory_per_env(args.size), 2),
+        "recorded_steps_per_pass": sum(len(e) for e in episodes), "cpus": os.cpu_count(),
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,14 @@
+"""servicerobot: simulation environments and a planner-agent for lifelong, language-driven service robots.
+
+Importing the package registers the Gymnasium ids (``gym.make("ServiceRobot-v0")``).
+"""
+
+from gymnasium.envs.registration import register, registry
+
+__version__ = "0.1.0"
+
+if "ServiceRobot-v0" not in registry:
+    register(id="ServiceRobot-v0", entry_point="servicerobot.envs.core:ServiceRobotEnv",
+             kwargs={"world": "household"})
+
+__all__ = ["__version__"]

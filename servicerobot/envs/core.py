@@ -1,0 +1,254 @@
+"""`ServiceRobotEnv`: the Gymnasium environment shared by every world backend."""
+
+from __future__ import annotations
+
+import json
+import string
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from servicerobot.envs.world import Utterance, World
+from servicerobot.errors import SceneError
+
+__all__ = ["CHARSET", "UPDATE_MODES", "ServiceRobotEnv"]
+
+UPDATE_MODES = ("verbal", "visual", "both")
+# JSON is written with ensure_ascii, so printable ASCII covers every observation string.
+CHARSET = frozenset(string.printable) - frozenset("\x0b\x0c")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True)
+
+
+class ServiceRobotEnv(gym.Env):
+    """A lifelong service robot in a home: people give tasks and change things; the robot acts by skills.
+
+    ## Description
+    Each episode holds `n_tasks` tasks, announced one after another by people in natural language
+    ("Could you put Ana's red mug in the cabinet?"). Meanwhile people change the house and, depending on
+    `update_mode`, tell the robot ("I moved the blue plate to the sink."). The robot must keep track of
+    the house, plan and act. Success is computed from the true state, never by a language model.
+
+    ## Action Space
+    `Text`: one ground skill in PDDL syntax, e.g. `(pick-up robot mug_3 counter_1 kitchen)`. The skills
+    are the household domain's actions (`servicerobot.scenes.household_domain()`). A malformed,
+    unknown or inapplicable action leaves the world unchanged, costs `invalid_penalty`, and
+    `info["action_error"]` says precisely why. The env never raises on an action.
+
+    ## Observation Space
+    `Dict` with:
+
+    | key | space | content |
+    |---|---|---|
+    | `utterances` | Text | JSON list of `{"speaker", "text"}`: what people said since the last step (tasks and updates, not labelled) |
+    | `percept` | Text | JSON `{"room", "entities": {name: type}, "facts": [[s, p, o], ...]}`; closed world within view: a fact about a visible entity that is absent is false. In `verbal` mode only the robot and its room are perceived. Unary facts have `o = true`. |
+    | `prior` | Text | JSON of the house as the robot knows it at reset (`entities` with attributes, `rooms`, `facts`); `""` after the first observation |
+    | `action_result` | Text | `"ok"`, the error message of the last action, or `""` after reset |
+    | `robot_room` | Discrete(n_rooms) | index of the robot's room |
+    | `visible` | MultiBinary(max_entities) | which entities are in view (entity order of `prior["entities"]`) |
+
+    `servicerobot.envs.decode(obs)` turns it into a typed `Observation`.
+
+    ## Rewards
+    +1 when the active task's goal holds in the true state (the next task starts), `-step_cost` every
+    step, `-invalid_penalty` for an action that failed.
+
+    ## Episode End
+    Terminated when every task is resolved and the last one was completed; truncated when the last task
+    ran out of its step budget (`task.budget`, scaled by the number of objects in its goal). A task that
+    runs out of budget is recorded as failed and the next one starts.
+
+    ## Info
+    `success` (all tasks so far completed), `task_completed` (this step), `task` (active task text),
+    `action_error` ("" when fine), `tasks_completed`, `tasks_failed`, `tasks_total`, and under
+    `oracle`, for evaluation only: the active task's ground-truth `goal` and `task_kind`, and this step's
+    human `events` with their true deltas and what was told.
+
+    ## Arguments
+    `world` ("household"), `size` ("small" | "default" | "large" or a `HouseholdConfig`),
+    `update_mode` ("verbal" | "visual" | "both"), `verbal_share` (share of events people report),
+    `n_tasks`, `event_rate`, `disturbance_prob`, `task_kinds`, `step_cost`, `invalid_penalty`,
+    `render_mode` ("rgb_array"), `width`, `height`.
+
+    ## Registered Configurations
+    `ServiceRobot-v0` (household, default size, verbal updates).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 4}
+
+    def __init__(self, world: str | World = "household", *, size: Any = "default", update_mode: str = "verbal",
+                 verbal_share: float = 1.0, n_tasks: int = 4, event_rate: float = 0.05,
+                 disturbance_prob: float = 0.6, task_kinds: tuple[str, ...] | list[str] | None = None,
+                 step_cost: float = 0.01, invalid_penalty: float = 0.1, render_mode: str | None = None,
+                 width: int = 640, height: int = 480):
+        if update_mode not in UPDATE_MODES:
+            raise SceneError(f"update_mode must be one of {UPDATE_MODES}, got {update_mode!r}")
+        if not 0.0 <= verbal_share <= 1.0:
+            raise SceneError(f"verbal_share must be in [0, 1], got {verbal_share}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise SceneError(f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                             f"got {render_mode!r}")
+        if isinstance(world, str):
+            world = _make_world(world, size=size, n_tasks=n_tasks, event_rate=event_rate,
+                                disturbance_prob=disturbance_prob, task_kinds=task_kinds)
+        self.world = world
+        self.update_mode = update_mode
+        self.verbal_share = verbal_share
+        self.step_cost = step_cost
+        self.invalid_penalty = invalid_penalty
+        self.render_mode = render_mode
+        self.width, self.height = width, height
+
+        n = world.max_entities
+        self.observation_space = spaces.Dict({
+            "utterances": spaces.Text(max_length=8192, min_length=0, charset=CHARSET),
+            "percept": spaces.Text(max_length=4096 + 160 * n, min_length=0, charset=CHARSET),
+            "prior": spaces.Text(max_length=8192 + 400 * n, min_length=0, charset=CHARSET),
+            "action_result": spaces.Text(max_length=2048, min_length=0, charset=CHARSET),
+            "robot_room": spaces.Discrete(world.n_rooms),
+            "visible": spaces.MultiBinary(n),
+        })
+        self.action_space = spaces.Text(max_length=512, min_length=0, charset=CHARSET)
+        self._task = None
+        self._overlay: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ gym API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        world_rng, speech_seed = (np.random.default_rng(s) for s in
+                                  np.random.SeedSequence(int(self.np_random.integers(2**63))).spawn(2))
+        self._speech_rng = speech_seed
+        self.world.reset(world_rng)
+        self._task_index = 0
+        self._step_in_task = 0
+        self._completed = 0
+        self._failed = 0
+        self._last_utterances: list[dict] = []
+        self._overlay = {}
+        prior = _dumps(self.world.prior())
+        self._step_events: list[tuple[Any, bool]] = []
+        utterances = self._start_task()
+        obs = self._observation(utterances, "", prior)
+        info = self._info("", task_completed=False)
+        return obs, info
+
+    def step(self, action: Any):
+        if self._task is None:
+            raise gym.error.ResetNeeded("the episode is over: call reset() before step()")
+        executed, error = self.world.execute(action if isinstance(action, str) else repr(action))
+        self._step_in_task += 1
+        events = list(self.world.tick(self._task, self._step_in_task))
+        utterances = self._tell(events)
+        reward = -self.step_cost - (self.invalid_penalty if error else 0.0)
+        terminated = truncated = False
+        task_completed = False
+        if self.world.goal_holds(self._task):
+            reward += 1.0
+            self._completed += 1
+            task_completed = True
+            last_ok = True
+        elif self._step_in_task >= self._task.budget:
+            self._failed += 1
+            last_ok = False
+        else:
+            last_ok = None
+        if last_ok is not None:
+            self._task_index += 1
+            self._step_in_task = 0
+            utterances += self._start_task()
+            if self._task is None:
+                terminated, truncated = last_ok, not last_ok
+        obs = self._observation(utterances, error or "ok", "")
+        info = self._info(error, task_completed)
+        self._overlay["last_action"] = executed
+        return obs, reward, terminated, truncated, info
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            return None
+        overlay = {"task": self._task.text if self._task is not None else "(all tasks done)",
+                   "utterances": self._last_utterances, "tasks_completed": self._completed,
+                   "tasks_total": self.world.n_tasks, **self._overlay}
+        return self.world.render_frame(overlay, self.width, self.height)
+
+    @property
+    def active_task(self):
+        """The task being worked on (evaluation and oracle use only: it holds the ground-truth goal)."""
+        return self._task
+
+    def set_overlay(self, **lines: Any) -> None:
+        """Extra text for rendered frames (e.g. an agent's current plan and beliefs)."""
+        self._overlay.update(lines)
+
+    # ------------------------------------------------------------------ internals
+    def _start_task(self) -> list[Utterance]:
+        """Announce the next task (after its setup events, which people may report)."""
+        self._task = self.world.next_task(self._task_index)
+        if self._task is None:
+            return []
+        utterances = self._tell(list(self._task.setup))
+        utterances.append(self.world.announce(self._task))
+        return utterances
+
+    def _tell(self, events: list) -> list[Utterance]:
+        # One draw per event whatever the mode, so every mode sees the same episode.
+        draws = [self._speech_rng.random() < self.verbal_share for _ in events]
+        told = [d and self.update_mode != "visual" for d in draws]
+        self._step_events.extend(zip(events, told))
+        return self.world.utterances(events, told)
+
+    def _observation(self, utterances: list[Utterance], result: str, prior: str) -> dict:
+        said = [u.to_obs() for u in utterances]
+        if said:
+            self._last_utterances = said
+        if self.update_mode == "verbal":
+            full = self.world.percept()
+            robot_facts = [f for f in full["facts"] if f[0] == "robot"]
+            percept = {"room": full["room"], "entities": {"robot": "robot", full["room"]: "room"},
+                       "facts": robot_facts}
+            visible = np.zeros(self.world.max_entities, dtype=np.int8)
+        else:
+            percept = self.world.percept()
+            visible = self.world.visible_mask()
+        return {
+            "utterances": _dumps(said),
+            "percept": _dumps(percept),
+            "prior": prior,
+            "action_result": result,
+            "robot_room": self.world.robot_room_index(),
+            "visible": visible,
+        }
+
+    def _info(self, error: str, task_completed: bool) -> dict:
+        task = self._task
+        oracle = {
+            "goal": task.goal if task is not None else None,
+            "task_kind": task.kind if task is not None else None,
+            "events": [dict(e.to_json(), told=told) for e, told in self._step_events],
+        }
+        self._step_events = []
+        return {
+            "success": self._completed == self.world.n_tasks,
+            "task_completed": task_completed,
+            "task": task.text if task is not None else "",
+            "action_error": error,
+            "tasks_completed": self._completed,
+            "tasks_failed": self._failed,
+            "tasks_total": self.world.n_tasks,
+            "oracle": oracle,
+        }
+
+
+def _make_world(name: str, **kwargs: Any) -> World:
+    if name == "household":
+        from servicerobot.envs.household.world import HouseholdOptions, HouseholdWorld
+
+        opts = {k: v for k, v in kwargs.items() if k != "size" and v is not None}
+        if "task_kinds" in opts:
+            opts["task_kinds"] = tuple(opts["task_kinds"])
+        return HouseholdWorld(kwargs["size"], HouseholdOptions(**opts))
+    raise SceneError(f"unknown world {name!r}; available: ['household']")

@@ -1,0 +1,288 @@
+"""The human event process: people change the house and (sometimes) say so.
+
+Each `HumanEvent` carries its ground-truth delta, the sentence a person says about it, and the facts
+that sentence conveys (`told`: all of the delta for a full report, part of it for a partial one).
+Background events avoid the entities of the active task; task disturbances (resets, additions,
+relocations) target them on purpose, as in L3M+P's embodied evaluation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from servicerobot.envs.household.language import EVENT_TEMPLATES, Describer, render_template
+from servicerobot.envs.household.state import HouseholdState
+from servicerobot.pddl import Atom
+
+__all__ = ["BACKGROUND_WEIGHTS", "HumanEvent", "HumanProcess"]
+
+
+@dataclass(frozen=True)
+class HumanEvent:
+    """One change a person made, its delta, and what they said about it (if anything).
+
+    `category` is "background", "setup" (makes a new task meaningful), "reset", "addition" or
+    "relocation". `utterance` is the full sentence; whether it reaches the robot is decided by the world's
+    update mode, so the event itself is the same in every mode (same seed, same episode).
+    """
+
+    kind: str
+    actor: str
+    add: frozenset[Atom]
+    delete: frozenset[Atom]
+    utterance: str
+    told: frozenset[Atom] = field(default=frozenset())
+    told_removed: frozenset[Atom] = field(default=frozenset())
+    category: str = "background"
+    entities: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "actor": self.actor, "category": self.category,
+                "add": sorted(str(a) for a in self.add), "delete": sorted(str(a) for a in self.delete),
+                "utterance": self.utterance, "told_add": sorted(str(a) for a in self.told),
+                "told_delete": sorted(str(a) for a in self.told_removed)}
+
+
+BACKGROUND_WEIGHTS: dict[str, float] = {
+    "move": 4.0, "dirty": 2.0, "clean": 1.0, "break": 0.6, "light": 2.0, "faucet": 0.8, "open": 0.8,
+    "take": 1.0, "put_back": 1.5, "unmake": 0.8, "warm": 0.8, "soil": 1.0, "go": 2.0,
+}
+
+
+def _prep(fixture_type: str) -> str:
+    return "on" if fixture_type in ("surface", "shelf", "bed") else "in"
+
+
+class HumanProcess:
+    """Draws human events from the current state with its own random generator."""
+
+    def __init__(self, state: HouseholdState, rng: np.random.Generator, partial_prob: float = 0.15):
+        self.state = state
+        self.scene = state.scene
+        self.rng = rng
+        self.describe = Describer(self.scene)
+        self.partial_prob = partial_prob
+        ents = self.scene.entities
+        self.people = self.scene.people
+        self.items = sorted(n for n, e in ents.items() if e.pos is None and e.pddl_type not in
+                            ("room", "person", "robot"))
+        self.placeable = sorted(n for n, e in ents.items() if e.pos is not None and e.pddl_type in
+                                ("surface", "shelf", "bed", "container", "openable", "sink"))
+        self.lights = sorted(n for n, e in ents.items() if e.pddl_type == "light")
+
+    # ----------------------------------------------------------------- helpers
+    def _pick(self, seq):
+        return seq[int(self.rng.integers(len(seq)))] if seq else None
+
+    def _say(self, kind: str, actor: str, **fields: str) -> str:
+        template = self._pick(EVENT_TEMPLATES[kind])
+        return render_template(template, actor=self.describe.person(actor), **fields)
+
+    def _movable(self, protected: frozenset[str]) -> list[str]:
+        """Items a person may touch: not held by the robot, not discarded, not protected."""
+        out = []
+        for item in self.items:
+            if item in protected:
+                continue
+            loc = self.state.location(item)
+            if loc is None or loc.predicate in ("holding", "discarded"):
+                continue
+            out.append(item)
+        return out
+
+    def _destinations(self, item: str, exclude: str | None) -> list[str]:
+        kind = self.scene.entities[item]
+        dests = [f for f in self.placeable if f != exclude
+                 and not (self.scene.entities[f].pddl_type in ("washer", "dryer") and kind.pddl_type != "clothing")]
+        return dests
+
+    def _place_atom(self, item: str, fixture: str) -> Atom:
+        ftype = self.scene.entities[fixture].pddl_type
+        return Atom("on" if ftype in ("surface", "shelf", "bed") else "inside", (item, fixture))
+
+    # ----------------------------------------------------------------- event kinds
+    def move(self, actor: str, item: str, dest: str | None = None, category: str = "background",
+             partial: bool | None = None) -> HumanEvent | None:
+        """`actor` moves `item` (from wherever it is, including their hands) to `dest`."""
+        loc = self.state.location(item)
+        if loc is None or loc.predicate in ("holding", "discarded"):
+            return None
+        src = loc.args[1]
+        dest = dest or self._pick(self._destinations(item, src))
+        if dest is None:
+            return None
+        new = self._place_atom(item, dest)
+        delete = {loc}
+        add = {new}
+        cold = Atom("cold", (item,))
+        if self.scene.entities[dest].pddl_type == "fridge":
+            add.add(cold)
+        d = self.describe
+        partial = (self.rng.random() < self.partial_prob) if partial is None else partial
+        if loc.predicate == "held-by":
+            text = self._say("put_back", actor, item=d.item(item, actor), prep=_prep(self.scene.entities[dest]
+                             .pddl_type), dest=d.fixture(dest, actor))
+            told, told_removed = frozenset(add), frozenset(delete)
+        elif partial:
+            text = self._say("move_partial", actor, item=d.item(item, actor), src=d.fixture(src, actor),
+                             prep_src=_prep(self.scene.entities[src].pddl_type))
+            told, told_removed = frozenset(), frozenset(delete)
+        else:
+            text = self._say("move", actor, item=d.item(item, actor), src=d.fixture(src, actor),
+                             prep=_prep(self.scene.entities[dest].pddl_type), dest=d.fixture(dest, actor))
+            told, told_removed = frozenset(add), frozenset(delete)
+        return HumanEvent("move", actor, frozenset(add), frozenset(delete), text, told, told_removed,
+                          category, (item, src, dest))
+
+    def _flag(self, kind: str, actor: str, atom: Atom, on: bool, category: str, **fields: str):
+        add, delete = (frozenset({atom}), frozenset()) if on else (frozenset(), frozenset({atom}))
+        text = self._say(kind, actor, **fields)
+        return HumanEvent(kind, actor, add, delete, text, add, delete, category, atom.args)
+
+    def dirty(self, actor: str, protected: frozenset[str], category: str = "background", item: str | None = None):
+        cands = [i for i in self._movable(protected) if self.scene.entities[i].pddl_type == "dish"
+                 and Atom("dirty", (i,)) not in self.state]
+        item = item or self._pick(cands)
+        if item is None:
+            return None
+        return self._flag("dirty", actor, Atom("dirty", (item,)), True, category,
+                          item=self.describe.item(item, actor))
+
+    def clean(self, actor: str, protected: frozenset[str], category: str = "background"):
+        cands = [i for i in self._movable(protected) if self.scene.entities[i].pddl_type == "dish"
+                 and Atom("dirty", (i,)) in self.state]
+        item = self._pick(cands)
+        if item is None:
+            return None
+        return self._flag("clean", actor, Atom("dirty", (item,)), False, category,
+                          item=self.describe.item(item, actor))
+
+    def break_(self, actor: str, protected: frozenset[str], category: str = "background"):
+        cands = [i for i in self._movable(protected) if Atom("broken", (i,)) not in self.state
+                 and self.scene.entities[i].pddl_type in ("dish", "gadget", "decor")]
+        item = self._pick(cands)
+        if item is None:
+            return None
+        return self._flag("break", actor, Atom("broken", (item,)), True, category,
+                          item=self.describe.item(item, actor))
+
+    def soil(self, actor: str, protected: frozenset[str], category: str = "background", item: str | None = None):
+        cands = [i for i in self._movable(protected) if self.scene.entities[i].pddl_type == "clothing"
+                 and Atom("dirty", (i,)) not in self.state]
+        item = item or self._pick(cands)
+        if item is None:
+            return None
+        return self._flag("soil", actor, Atom("dirty", (item,)), True, category,
+                          item=self.describe.item(item, actor))
+
+    def light(self, actor: str, protected: frozenset[str], category: str = "background", on: bool | None = None,
+              light: str | None = None):
+        lights = [lt for lt in self.lights if lt not in protected]
+        if on is not None:
+            lights = [lt for lt in lights if (Atom("light-on", (lt,)) in self.state) != on]
+        light = light or self._pick(lights)
+        if light is None:
+            return None
+        atom = Atom("light-on", (light,))
+        on = atom not in self.state if on is None else on
+        return self._flag("light_on" if on else "light_off", actor, atom, on, category,
+                          room=self.describe.room(self.scene.entities[light].room))
+
+    def faucet(self, actor: str, protected: frozenset[str], category: str = "background", on: bool | None = None):
+        sinks = [f for f in self.placeable if self.scene.entities[f].pddl_type == "sink" and f not in protected]
+        if on is not None:
+            sinks = [s for s in sinks if (Atom("faucet-on", (s,)) in self.state) != on]
+        sink = self._pick(sinks)
+        if sink is None:
+            return None
+        atom = Atom("faucet-on", (sink,))
+        on = atom not in self.state if on is None else on
+        return self._flag("faucet_on" if on else "faucet_off", actor, atom, on, category,
+                          sink=self.describe.fixture(sink, actor))
+
+    def open(self, actor: str, protected: frozenset[str], category: str = "background"):
+        cands = [f for f in self.placeable if self.scene.entities[f].pddl_type in
+                 ("openable", "fridge", "washer", "dryer") and f not in protected]
+        box = self._pick(cands)
+        if box is None:
+            return None
+        atom = Atom("closed", (box,))
+        closing = atom not in self.state
+        return self._flag("close" if closing else "open", actor, atom, closing, category,
+                          container=self.describe.fixture(box, actor))
+
+    def take(self, actor: str, protected: frozenset[str], category: str = "background"):
+        if self.state.held_by(actor):
+            return None
+        cands = [i for i in self._movable(protected) if self.state.location(i).predicate != "held-by"]
+        item = self._pick(cands)
+        if item is None:
+            return None
+        loc = self.state.location(item)
+        add = frozenset({Atom("held-by", (item, actor))})
+        text = self._say("take", actor, item=self.describe.item(item, actor),
+                         src=self.describe.fixture(loc.args[1], actor))
+        return HumanEvent("take", actor, add, frozenset({loc}), text, add, frozenset({loc}), category,
+                          (item, loc.args[1]))
+
+    def put_back(self, actor: str, protected: frozenset[str], category: str = "background"):
+        held = [i for i in self.state.held_by(actor) if i not in protected]
+        item = self._pick(held)
+        return None if item is None else self.move(actor, item, category=category, partial=False)
+
+    def unmake(self, actor: str, protected: frozenset[str], category: str = "background", bed: str | None = None):
+        beds = [f for f in self.placeable if self.scene.entities[f].pddl_type == "bed" and f not in protected
+                and Atom("made", (f,)) in self.state]
+        bed = bed or self._pick(beds)
+        if bed is None:
+            return None
+        return self._flag("unmake", actor, Atom("made", (bed,)), False, category,
+                          bed=self.describe.fixture(bed, actor))
+
+    def warm(self, actor: str, protected: frozenset[str], category: str = "background", item: str | None = None):
+        """Take perishable food out of the fridge: it is no longer cold."""
+        if item is None:
+            cands = [i for i in self._movable(protected) if self.scene.entities[i].attributes.get("perishable")
+                     and Atom("cold", (i,)) in self.state]
+            item = self._pick(cands)
+        if item is None:
+            return None
+        loc = self.state.location(item)
+        dests = [f for f in self.placeable if self.scene.entities[f].pddl_type in ("surface",)
+                 and self.scene.entities[f].room == self.scene.entities[loc.args[1]].room] if loc.predicate in (
+                     "on", "inside") else []
+        dest = self._pick(dests) or self._pick([f for f in self.placeable
+                                                 if self.scene.entities[f].pddl_type == "surface"])
+        new = self._place_atom(item, dest)
+        cold = Atom("cold", (item,))
+        add, delete = frozenset({new}), frozenset({loc, cold})
+        text = self._say("warm", actor, item=self.describe.item(item, actor), prep="on",
+                         dest=self.describe.fixture(dest, actor))
+        return HumanEvent("warm", actor, add, delete, text, add, delete, category, (item, dest))
+
+    def go(self, actor: str, protected: frozenset[str], category: str = "background", room: str | None = None):
+        here = self.state.room_of(actor)
+        room = room or self._pick([r for r in self.scene.room_names if r != here])
+        if room is None or room == here:
+            return None
+        add, delete = frozenset({Atom("in-room", (actor, room))}), frozenset({Atom("in-room", (actor, here))})
+        text = self._say("go", actor, room=self.describe.room(room))
+        return HumanEvent("go", actor, add, delete, text, add, delete, category, (actor, room))
+
+    # ----------------------------------------------------------------- sampling
+    def background(self, protected: frozenset[str]) -> HumanEvent | None:
+        """A random everyday event by a random person that leaves `protected` entities alone."""
+        kinds = list(BACKGROUND_WEIGHTS)
+        p = np.array([BACKGROUND_WEIGHTS[k] for k in kinds])
+        kind = kinds[int(self.rng.choice(len(kinds), p=p / p.sum()))]
+        actors = [a for a in self.people if a not in protected] or self.people
+        actor = self._pick(actors)
+        if kind == "move":
+            item = self._pick(self._movable(protected))
+            return None if item is None else self.move(actor, item)
+        method = {"dirty": self.dirty, "clean": self.clean, "break": self.break_, "light": self.light,
+                  "faucet": self.faucet, "open": self.open, "take": self.take, "put_back": self.put_back,
+                  "unmake": self.unmake, "warm": self.warm, "soil": self.soil, "go": self.go}[kind]
+        return method(actor, protected)

@@ -1,0 +1,226 @@
+"""How people in the household talk: noun phrases for entities and sentence templates for events and tasks.
+
+Every sentence comes from one template table (`EVENT_TEMPLATES`, `TASK_TEMPLATES`), so tests can check
+that a generated utterance matches one of the declared phrasings. Templates use `str.format` fields.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from servicerobot.scenes.household import HouseholdScene
+
+__all__ = [
+    "EVENT_TEMPLATES",
+    "TASK_TEMPLATES",
+    "Describer",
+    "capitalize",
+    "join_utterances",
+    "render_template",
+]
+
+EVENT_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "move": (
+        "I put {item} {prep} {dest}.",
+        "I moved {item} from {src} to {dest}.",
+        "Just so you know, {item} is {prep} {dest} now.",
+        "Heads up: I left {item} {prep} {dest}.",
+        "{actor} put {item} {prep} {dest}.",
+    ),
+    "move_partial": (
+        "I took {item} from {src}.",
+        "I moved {item} somewhere else, it's not {prep_src} {src} anymore.",
+        "{item_cap} isn't {prep_src} {src} anymore.",
+    ),
+    "dirty": (
+        "I used {item}, so it's dirty now.",
+        "{item_cap} is dirty.",
+        "Sorry, I got {item} dirty.",
+        "{actor} used {item}; it needs a wash.",
+    ),
+    "clean": (
+        "I washed {item}.",
+        "{item_cap} is clean now.",
+        "I cleaned {item} for you.",
+    ),
+    "break": (
+        "Oops, I dropped {item} and it broke.",
+        "{item_cap} is broken.",
+        "I'm afraid {item} got broken.",
+        "{actor} knocked over {item}, it's broken now.",
+    ),
+    "light_on": (
+        "I turned on the light in {room}.",
+        "I switched the light on in {room}.",
+        "The light in {room} is on now.",
+    ),
+    "light_off": (
+        "I turned off the light in {room}.",
+        "I switched the light off in {room}.",
+        "The light in {room} is off now.",
+    ),
+    "faucet_on": (
+        "I left {sink} running.",
+        "I turned on the faucet of {sink}.",
+        "The water is running in {sink}.",
+    ),
+    "faucet_off": (
+        "I turned off the faucet of {sink}.",
+        "{sink_cap} isn't running anymore.",
+    ),
+    "open": (
+        "I left {container} open.",
+        "I opened {container}.",
+        "{container_cap} is open.",
+    ),
+    "close": (
+        "I closed {container}.",
+        "{container_cap} is shut now.",
+    ),
+    "take": (
+        "I'm taking {item}.",
+        "I grabbed {item} from {src}.",
+        "{actor} has {item} now.",
+    ),
+    "put_back": (
+        "I put {item} {prep} {dest}.",
+        "I'm done with {item}, I left it {prep} {dest}.",
+    ),
+    "unmake": (
+        "I just took a nap, {bed} is unmade.",
+        "{bed_cap} is messy now.",
+        "Someone slept in {bed}, it needs making.",
+    ),
+    "warm": (
+        "I took {item} out of the fridge and left it {prep} {dest}.",
+        "{item_cap} is out of the fridge, {prep} {dest}.",
+    ),
+    "soil": (
+        "I wore {item}, it needs washing.",
+        "I spilled coffee on {item}.",
+        "{item_cap} is dirty.",
+    ),
+    "go": (
+        "I'm going to {room}.",
+        "I'll be in {room}.",
+        "{actor} went to {room}.",
+    ),
+}
+
+TASK_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "pick_place": (
+        "Could you put {item} {prep} {dest}?",
+        "Please move {item} to {dest}.",
+        "{item_cap} belongs {prep} {dest}, can you take it there?",
+        "Put {item} {prep} {dest}, please.",
+    ),
+    "hand_over_me": (
+        "Could you bring me {item}?",
+        "I'd like {item}, please.",
+        "Can you hand me {item}?",
+    ),
+    "hand_over": (
+        "Please give {item} to {person}.",
+        "{person} needs {item}, can you hand it over?",
+        "Could you bring {item} to {person}?",
+    ),
+    "wash_dishes": (
+        "Please wash the dishes.",
+        "Could you do the dishes?",
+        "The dirty dishes need washing.",
+        "Can you clean all the dirty dishes?",
+    ),
+    "make_bed": (
+        "Could you make {bed}?",
+        "Please make the bed in {room}.",
+        "{bed_cap} needs making.",
+    ),
+    "discard_broken": (
+        "Please throw away anything that's broken.",
+        "Could you get rid of the broken stuff?",
+        "Throw out the broken things, please.",
+    ),
+    "keep_cold": (
+        "{items_cap} should be kept cold, please put them in {fridge}.",
+        "Could you put {items} back in {fridge}?",
+        "Make sure {items} are cold again.",
+    ),
+    "lights_off": (
+        "Turn off all the lights and faucets, please.",
+        "We're heading out, can you switch off every light and faucet?",
+        "Please make sure no lights or faucets are left on.",
+    ),
+    "laundry": (
+        "Could you do the laundry? {items_cap} need washing and drying.",
+        "Please wash and dry {items}.",
+        "{items_cap} are dirty, can you wash and dry them?",
+    ),
+    "organise_shelf": (
+        "Please tidy up: put all the books in {room} on {shelf}.",
+        "Could you organise {shelf}? All the books in {room} go there.",
+        "The books in {room} are a mess, please put them on {shelf}.",
+    ),
+}
+
+
+def capitalize(text: str) -> str:
+    """Upper-case the first letter only ("ana's mug" stays "Ana's mug"; "the mug" -> "The mug")."""
+    return text[:1].upper() + text[1:]
+
+
+def render_template(template: str, **fields: str) -> str:
+    """Fill a template; `<field>_cap` fields are derived from `<field>` automatically."""
+    full = dict(fields)
+    for key, value in fields.items():
+        full.setdefault(f"{key}_cap", capitalize(value))
+    return capitalize(template.format(**full))
+
+
+def join_utterances(first: str, second: str, rng: np.random.Generator) -> str:
+    """One utterance that reports two events."""
+    glue = ("Also, ", "And ", "Oh, and ")[int(rng.integers(3))]
+    return f"{first} {glue}{second[:1].lower() + second[1:]}"
+
+
+class Describer:
+    """Noun phrases for entities, as a given speaker would say them ("my red mug", "the fridge")."""
+
+    def __init__(self, scene: HouseholdScene):
+        self.scene = scene
+        self._noun_count: dict[str, int] = {}
+        for e in scene.entities.values():
+            if e.pos is not None:
+                self._noun_count[e.noun] = self._noun_count.get(e.noun, 0) + 1
+
+    def person(self, name: str) -> str:
+        return self.scene.entities[name].noun
+
+    def room(self, name: str) -> str:
+        label = self.scene.entities[name].noun
+        return label if "'s " in label else f"the {label}"
+
+    def item(self, name: str, speaker: str | None = None) -> str:
+        e = self.scene.entities[name]
+        owner = e.attributes.get("owner")
+        if owner and speaker and owner.lower() == speaker:
+            return "my " + e.describe(with_owner=False)
+        if owner:
+            return e.describe()
+        return "the " + e.describe()
+
+    def fixture(self, name: str, speaker: str | None = None) -> str:
+        e = self.scene.entities[name]
+        owner = e.attributes.get("owner")
+        if owner:  # furniture of someone's bedroom
+            if speaker and owner.lower() == speaker:
+                return f"my {e.noun}"
+            return f"{owner}'s {e.noun}"
+        if self._noun_count.get(e.noun, 0) <= 1:
+            return f"the {e.noun}"
+        return f"the {e.noun} in {self.room(e.room)}"
+
+    def items(self, names: list[str], speaker: str | None = None) -> str:
+        phrases = [self.item(n, speaker) for n in names]
+        if len(phrases) == 1:
+            return phrases[0]
+        return ", ".join(phrases[:-1]) + " and " + phrases[-1]

@@ -1,0 +1,108 @@
+"""The true state of the household world: a frozenset of atoms plus indexes kept in step with it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from servicerobot.pddl import Atom
+from servicerobot.scenes.household import ROBOT, HouseholdScene
+
+__all__ = ["LOCATION_PREDICATES", "HouseholdState"]
+
+# The predicates that say where an item is; an item has exactly one of them (functional relation).
+LOCATION_PREDICATES = ("on", "inside", "holding", "held-by", "discarded")
+
+
+class HouseholdState:
+    """Ground atoms of the true world, indexed by argument for the queries the world makes every step.
+
+    `atoms` is immutable and replaced on every change, so a reference taken before a change is a
+    snapshot. `version` increases with every change (it keys percept caches).
+    """
+
+    def __init__(self, scene: HouseholdScene, atoms: Iterable[Atom]):
+        self.scene = scene
+        self.atoms: frozenset[Atom] = frozenset()
+        self.by_arg: dict[str, set[Atom]] = {name: set() for name in scene.entities}
+        self.version = 0
+        self.apply(frozenset(atoms), frozenset())
+
+    def __contains__(self, atom: Atom) -> bool:
+        return atom in self.atoms
+
+    def apply(self, add: frozenset[Atom], delete: frozenset[Atom]) -> None:
+        """Delete then add (PDDL order), updating the indexes."""
+        delete = delete - add
+        if not add and not delete:
+            return
+        for atom in delete:
+            if atom in self.atoms:
+                for arg in atom.args:
+                    self.by_arg[arg].discard(atom)
+        for atom in add:
+            for arg in atom.args:
+                self.by_arg[arg].add(atom)
+        self.atoms = (self.atoms - delete) | add
+        self.version += 1
+
+    def about(self, entity: str) -> list[Atom]:
+        """Facts whose subject (first argument) is `entity`."""
+        return [a for a in self.by_arg[entity] if a.args[0] == entity]
+
+    def location(self, item: str) -> Atom | None:
+        """The atom that says where `item` is: on / inside / held-by / holding / discarded."""
+        for a in self.by_arg[item]:
+            if a.predicate in LOCATION_PREDICATES:
+                return a
+        return None
+
+    def room_of(self, entity: str) -> str | None:
+        """The room an entity is in, following items to their fixture or holder."""
+        e = self.scene.entities[entity]
+        if e.room is not None:
+            return e.room
+        for a in self.by_arg[entity]:
+            if a.predicate == "in-room" and a.args[0] == entity:
+                return a.args[1]
+            if a.predicate in ("on", "inside", "held-by") and a.args[0] == entity:
+                return self.room_of(a.args[1])
+            if a.predicate == "holding" and a.args[1] == entity:
+                return self.room_of(ROBOT)
+        return None
+
+    def robot_room(self) -> str:
+        return self.room_of(ROBOT)
+
+    def contents(self, fixture: str) -> list[str]:
+        """Items on or inside a fixture."""
+        return sorted(a.args[0] for a in self.by_arg[fixture]
+                      if a.predicate in ("on", "inside") and a.args[1] == fixture)
+
+    def held_by(self, holder: str) -> list[str]:
+        """Items a person holds (`held-by`) or the robot holds (`holding`)."""
+        if holder == ROBOT:
+            return sorted(a.args[1] for a in self.by_arg[holder] if a.predicate == "holding")
+        return sorted(a.args[0] for a in self.by_arg[holder] if a.predicate == "held-by")
+
+    def people_in(self, room: str) -> list[str]:
+        return sorted(a.args[0] for a in self.by_arg[room]
+                      if a.predicate == "in-room" and a.args[0] != ROBOT
+                      and self.scene.entities[a.args[0]].pddl_type == "person")
+
+    def is_closed(self, fixture: str) -> bool:
+        return Atom("closed", (fixture,)) in self.atoms
+
+    def visible(self) -> list[str]:
+        """Entities the robot perceives: its room, the fixtures and people there, items on surfaces,
+        inside open containers, held by people there, and held by the robot."""
+        room = self.robot_room()
+        seen = [room, ROBOT]
+        for fixture in self.scene.fixtures_in(room):
+            seen.append(fixture)
+            if not self.is_closed(fixture):
+                seen.extend(self.contents(fixture))
+        for person in self.people_in(room):
+            seen.append(person)
+            seen.extend(self.held_by(person))
+        seen.extend(self.held_by(ROBOT))
+        return seen

@@ -1,0 +1,241 @@
+"""The household world: a generated home executed by the PDDL interpreter, with people living in it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from servicerobot.envs.household.events import HumanEvent, HumanProcess
+from servicerobot.envs.household.language import join_utterances
+from servicerobot.envs.household.state import HouseholdState
+from servicerobot.envs.household.tasks import DISTURBANCES, TASK_KINDS, Task, TaskGenerator
+from servicerobot.envs.world import Utterance, World
+from servicerobot.errors import ActionError, SceneError
+from servicerobot.pddl import Atom, Interpreter
+from servicerobot.scenes.household import (
+    PRESETS,
+    HouseholdConfig,
+    HouseholdScene,
+    generate_household,
+    household_domain,
+)
+
+__all__ = ["HouseholdOptions", "HouseholdWorld", "atom_to_triplet"]
+
+
+def atom_to_triplet(atom: Atom) -> list:
+    """(on a b) -> ["a", "on", "b"]; (dirty a) -> ["a", "dirty", True]: one knowledge-graph edge."""
+    return [atom.args[0], atom.predicate, atom.args[1] if len(atom.args) > 1 else True]
+
+
+@dataclass(frozen=True)
+class HouseholdOptions:
+    """How the household world behaves, beyond its size.
+
+    Attributes:
+        n_tasks: tasks per episode, announced one after another.
+        task_kinds: the kinds to draw from (see `TASK_KINDS`).
+        event_rate: chance per step of a background human event.
+        double_prob: chance a background event comes with a second one by the same person, reported in
+            one utterance.
+        disturbance_prob: chance that the active task gets a disturbance (a second one with half that).
+        partial_prob: chance a move is reported only partially ("I took the mug from the table").
+    """
+
+    n_tasks: int = 4
+    task_kinds: tuple[str, ...] = TASK_KINDS
+    event_rate: float = 0.05
+    double_prob: float = 0.15
+    disturbance_prob: float = 0.6
+    partial_prob: float = 0.15
+    steps_per_goal_object: int = 25
+
+    def __post_init__(self) -> None:
+        unknown = [k for k in self.task_kinds if k not in TASK_KINDS]
+        if unknown:
+            raise SceneError(f"unknown task kinds {unknown}; choose from {list(TASK_KINDS)}")
+        if self.n_tasks < 1:
+            raise SceneError(f"n_tasks must be >= 1, got {self.n_tasks}")
+        for name in ("event_rate", "double_prob", "disturbance_prob", "partial_prob"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise SceneError(f"{name} must be a probability in [0, 1], got {value}")
+
+
+class HouseholdWorld(World):
+    """A procedurally generated home, executed symbolically on the household PDDL domain."""
+
+    name = "household"
+
+    def __init__(self, size: str | HouseholdConfig = "default", options: HouseholdOptions | None = None):
+        if isinstance(size, str):
+            if size not in PRESETS:
+                raise SceneError(f"unknown size preset {size!r}; presets are {sorted(PRESETS)}")
+            size = PRESETS[size]
+        self.config = size
+        self.options = options or HouseholdOptions()
+        self.domain = household_domain()
+        # Spaces are fixed per config: entity count is exact, plus the robot, rooms and fixtures.
+        probe = generate_household(self.config, np.random.default_rng(0))
+        self.max_entities = len(probe.entities)
+        self.n_rooms = len(probe.rooms)
+        self.scene: HouseholdScene | None = None
+        self._renderer = None
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, rng: np.random.Generator) -> None:
+        house_seed, human_seed, task_seed, speech_seed = (
+            np.random.default_rng(s) for s in np.random.SeedSequence(int(rng.integers(2**63))).spawn(4))
+        # Phrasing choices that depend on what is told get their own stream, so every update mode
+        # sees the same events.
+        self._speech_rng = speech_seed
+        self.scene = generate_household(self.config, house_seed)
+        self.entity_index = {name: i for i, name in enumerate(self.scene.entities)}
+        self.room_index = {name: i for i, name in enumerate(self.scene.room_names)}
+        self.state = HouseholdState(self.scene, self.scene.init)
+        self.interpreter = Interpreter(self.domain, self.scene.objects)
+        self.humans = HumanProcess(self.state, human_seed, self.options.partial_prob)
+        self.tasks = TaskGenerator(self.humans, task_seed, self.options.steps_per_goal_object)
+        self.rng = task_seed
+        kinds = self.options.task_kinds
+        self.plan_kinds = [kinds[int(i)] for i in self.rng.integers(len(kinds), size=self.options.n_tasks)]
+        self._disturb_at: dict[int, str] = {}
+        self._percept_cache: tuple[int, dict] | None = None
+
+    def prior(self) -> dict:
+        """What the robot is told about the house at the start: the catalogue and every initial fact."""
+        ents = {n: {"type": e.pddl_type, "noun": e.noun, **e.attributes} for n, e in self.scene.entities.items()}
+        return {"entities": ents, "rooms": {r.name: r.label for r in self.scene.rooms},
+                "facts": [atom_to_triplet(a) for a in sorted(self.state.atoms)]}
+
+    # ------------------------------------------------------------------ robot
+    def execute(self, action: str) -> tuple[str, str]:
+        """Run one robot action. Returns (canonical action, error); error is "" when it succeeded.
+
+        Besides the domain's actions the robot may `(wait)`: a no-op that is never an error.
+        """
+        if isinstance(action, str) and action.strip().lower() in ("(wait)", "wait"):
+            return "(wait)", ""
+        try:
+            ground = self.interpreter.parse_action(action)
+        except ActionError as exc:
+            return action if isinstance(action, str) else repr(action), str(exc)
+        reason = self.interpreter.why_not(ground, self.state.atoms)
+        if reason is not None:
+            return str(ground), f"{ground} is not applicable: {reason}"
+        add, delete = self.interpreter.delta(ground, self.state.atoms)
+        self.state.apply(add, delete)
+        return str(ground), ""
+
+    # ------------------------------------------------------------------ tasks and people
+    def next_task(self, index: int) -> Task | None:
+        """Draw task `index` of the episode; falls back to other kinds if the house can't host it now."""
+        if index >= len(self.plan_kinds):
+            return None
+        order = [self.plan_kinds[index]] + [k for k in self.options.task_kinds if k != self.plan_kinds[index]]
+        for kind in order:
+            task = self.tasks.sample(kind)
+            if task is not None and not self.goal_holds(task):
+                self._schedule_disturbances(task)
+                return task
+        return None
+
+    def _schedule_disturbances(self, task: Task) -> None:
+        self._disturb_at = {}
+        cats = DISTURBANCES[task.kind]
+        if self.rng.random() < self.options.disturbance_prob:
+            self._disturb_at[int(self.rng.integers(2, 16))] = cats[int(self.rng.integers(len(cats)))]
+            if self.rng.random() < 0.5:
+                self._disturb_at[int(self.rng.integers(8, 30))] = cats[int(self.rng.integers(len(cats)))]
+
+    @property
+    def n_tasks(self) -> int:
+        return self.options.n_tasks
+
+    def announce(self, task: Task) -> Utterance:
+        return Utterance(self.humans.describe.person(task.speaker), task.text, "task")
+
+    def goal_holds(self, task: Task) -> bool:
+        return self.interpreter.compile_goal(task.goal).holds(self.state.atoms)
+
+    def tick(self, task: Task | None, step_in_task: int) -> list[HumanEvent]:
+        """Let people act for one step: maybe a task disturbance, maybe background events."""
+        events: list[HumanEvent] = []
+        if task is not None and step_in_task in self._disturb_at:
+            event = self.tasks.disturb(task, self._disturb_at[step_in_task])
+            if event is not None:
+                events.append(event)
+                self.state.apply(event.add, event.delete)
+        if self.humans.rng.random() < self.options.event_rate:
+            protected = task.entities if task is not None else frozenset()
+            event = self.humans.background(protected)
+            if event is not None:
+                events.append(event)
+                self.state.apply(event.add, event.delete)
+                if self.humans.rng.random() < self.options.double_prob:
+                    second = self.humans.background(protected | {event.actor})
+                    if second is not None and second.actor != event.actor:
+                        second = self._reattribute(second, event.actor)
+                    if second is not None:
+                        events.append(second)
+                        self.state.apply(second.add, second.delete)
+        return events
+
+    def _reattribute(self, event: HumanEvent, actor: str) -> HumanEvent | None:
+        """Events by one person are reported together; a person-bound event can't change actor."""
+        if event.kind in ("go", "take", "put_back"):
+            return None
+        text = event.utterance.replace(self.humans.describe.person(event.actor), self.humans.describe.person(actor))
+        return HumanEvent(event.kind, actor, event.add, event.delete, text, event.told, event.told_removed,
+                          event.category, event.entities)
+
+    def utterances(self, events: list[HumanEvent], told: list[bool]) -> list[Utterance]:
+        """Group told events into utterances; consecutive events by one person become one sentence."""
+        out: list[Utterance] = []
+        for event, is_told in zip(events, told):
+            if not is_told:
+                continue
+            speaker = self.humans.describe.person(event.actor)
+            if out and out[-1].speaker == speaker and out[-1].kind == "update" and len(out[-1].events) == 1:
+                prev = out[-1]
+                out[-1] = Utterance(speaker, join_utterances(prev.text, event.utterance, self._speech_rng),
+                                    "update", prev.events + (event,))
+            else:
+                out.append(Utterance(speaker, event.utterance, "update", (event,)))
+        return out
+
+    # ------------------------------------------------------------------ perception
+    def percept(self) -> dict:
+        """Entities in view and every fact about them (closed world within view)."""
+        key = (self.state.version,)
+        if self._percept_cache is not None and self._percept_cache[0] == key:
+            return self._percept_cache[1]
+        visible = self.state.visible()
+        facts = [atom_to_triplet(a) for a in sorted(a for e in visible for a in self.state.about(e))]
+        result = {"room": self.state.robot_room(),
+                  "entities": {e: self.scene.entities[e].pddl_type for e in visible}, "facts": facts}
+        self._percept_cache = (key, result)
+        return result
+
+    def robot_room_index(self) -> int:
+        return self.room_index[self.state.robot_room()]
+
+    def visible_mask(self) -> np.ndarray:
+        mask = np.zeros(self.max_entities, dtype=np.int8)
+        for e in self.percept()["entities"]:
+            mask[self.entity_index[e]] = 1
+        return mask
+
+    def true_facts(self) -> frozenset[Atom]:
+        return self.state.atoms
+
+    # ------------------------------------------------------------------ rendering
+    def render_frame(self, overlay: dict, width: int, height: int) -> np.ndarray:
+        """A top-down floor plan with the overlay text (task, utterances, plan) below it."""
+        from servicerobot.envs.household.rendering import HouseholdRenderer
+
+        r = self._renderer
+        if r is None or r.scene is not self.scene or (r.width, r.height) != (width, height):
+            self._renderer = r = HouseholdRenderer(self.scene, width, height)
+        return r.render(self.state, overlay)

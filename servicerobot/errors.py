@@ -1,0 +1,51 @@
+"""The servicerobot exception hierarchy: catch `ServiceRobotError` for all, or a subclass for one layer."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ActionError",
+    "DependencyNotInstalled",
+    "PDDLError",
+    "PDDLParseError",
+    "PDDLSemanticError",
+    "PlannerError",
+    "SceneError",
+    "ServiceRobotError",
+]
+
+
+class ServiceRobotError(Exception):
+    """Root of every error raised by servicerobot."""
+
+
+class PDDLError(ServiceRobotError, ValueError):
+    """Something is wrong with PDDL text or with a PDDL object."""
+
+
+class PDDLParseError(PDDLError):
+    """PDDL text is not well formed; the message carries the line and column."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None, source: str = ""):
+        where = f"{source or '<string>'}:{line}:{column}: " if line is not None else ""
+        super().__init__(where + message)
+        self.line, self.column, self.source = line, column, source
+
+
+class PDDLSemanticError(PDDLError):
+    """Well-formed PDDL that does not fit the domain: unknown predicate, arity, type, object."""
+
+
+class ActionError(PDDLError):
+    """A ground action that cannot be parsed, grounded or applied; the message says why."""
+
+
+class PlannerError(ServiceRobotError, RuntimeError):
+    """A planner back end failed to run (not: found no plan; that is a PlanResult status)."""
+
+
+class SceneError(ServiceRobotError, ValueError):
+    """A scene or scene file is malformed or inconsistent."""
+
+
+class DependencyNotInstalled(ServiceRobotError, ImportError):
+    """An optional back end is missing; the message names the pip extra that installs it."""

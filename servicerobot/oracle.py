@@ -1,0 +1,89 @@
+"""The oracle agent: plans with Fast Downward on the *true* state. The upper bound of every experiment.
+
+It reads the world through `env.unwrapped` (the true state and the active task's ground-truth goal),
+which no real agent may do. It proves that generated tasks are solvable and bounds success rates.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from servicerobot.pddl import Problem
+from servicerobot.planners import FastDownward, Planner
+from servicerobot.planners.goal_compilation import conjunctive_goal
+from servicerobot.scenes.household import ROBOT, household_domain
+
+__all__ = ["OracleAgent", "relevant_problem"]
+
+_TOKEN = re.compile(r"[a-z0-9_\-]+")
+
+
+def relevant_problem(world, goal: str) -> Problem:
+    """A planning problem over the true state, pruned to the items the goal depends on.
+
+    Every room, fixture and person is kept; items are kept when the goal names them, when they make the
+    ground goal false now, or when the robot holds them. In the household domain the robot can only
+    change an item it acts on, so items left out keep satisfying the goal: the pruning is sound.
+    """
+    scene, state = world.scene, world.state
+    compiled = world.interpreter.compile_goal(goal)
+    keep_items = set(_TOKEN.findall(goal))
+    for literal in compiled.unsatisfied(state.atoms):
+        keep_items.update(_TOKEN.findall(literal))
+    keep_items.update(state.held_by(ROBOT))
+    objects = {name: e.pddl_type for name, e in scene.entities.items()
+               if e.pos is not None or e.pddl_type in ("room", "person", "robot") or name in keep_items}
+    init = frozenset(a for a in state.atoms if all(arg in objects for arg in a.args))
+    goal_formula = conjunctive_goal(world.domain, compiled.formula, objects, init)
+    return Problem("oracle", "household", objects, init, goal_formula)
+
+
+@dataclass
+class OracleAgent:
+    """Plans on the true state and replans whenever the rest of its plan no longer reaches the goal."""
+
+    env: object
+    planner: Planner = field(default_factory=lambda: FastDownward(alias="lama-first", timeout=60.0))
+    plan: list[str] = field(default_factory=list)
+    replans: int = 0
+    planning_time: float = 0.0
+    failures: int = 0
+
+    @classmethod
+    def from_env(cls, env, planner: Planner | None = None) -> OracleAgent:
+        return cls(env, planner) if planner is not None else cls(env)
+
+    def act(self, obs=None) -> str:
+        """The next action of a plan that reaches the active goal from the true state."""
+        base = self.env.unwrapped
+        task = base.active_task
+        if task is None:
+            return "(wait)"
+        world = base.world
+        if not self._plan_still_works(world, task.goal):
+            self._replan(world, task.goal)
+        return self.plan.pop(0) if self.plan else "(wait)"
+
+    def _plan_still_works(self, world, goal: str) -> bool:
+        if not self.plan:
+            return False
+        interp = world.interpreter
+        state = world.state.atoms
+        for text in self.plan:
+            action = interp.parse_action(text)
+            if not interp.applicable(action, state):
+                return False
+            state = interp.apply(action, state)
+        return interp.compile_goal(goal).holds(state)
+
+    def _replan(self, world, goal: str) -> None:
+        problem = relevant_problem(world, goal)
+        result = self.planner.solve(household_domain(), problem)
+        self.replans += 1
+        self.planning_time += result.total_time
+        if result.solved:
+            self.plan = list(result.plan)
+        else:
+            self.failures += 1
+            self.plan = []

@@ -1,0 +1,312 @@
+"""Execute a domain's actions on states: ground, check, explain and apply actions, and test goals.
+
+This is the simulator's hot path. Each ground action is compiled once, on first use, into frozensets
+and closures (see `grounding`): a precondition that is a conjunction of literals is one
+`frozenset.issubset` and one `isdisjoint` call, and applying an action is two set operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from servicerobot.errors import ActionError, PDDLSemanticError
+from servicerobot.pddl._formulas import FormulaReader, article
+from servicerobot.pddl._reader import Reader
+from servicerobot.pddl._suggest import did_you_mean, name_list
+from servicerobot.pddl.atoms import Atom, State
+from servicerobot.pddl.explain import conjuncts, why_false
+from servicerobot.pddl.goal import Goal
+from servicerobot.pddl.grounding import (
+    CompiledEffects,
+    Test,
+    Universe,
+    compile_effects,
+    compile_test,
+    ground_formula,
+    substitute,
+)
+from servicerobot.pddl.model import Action, Domain, Formula, Problem
+from servicerobot.pddl.sexpr import parse_sexpr
+from servicerobot.pddl.successors import applicable_actions
+from servicerobot.pddl.writer import format_formula
+
+__all__ = ["GroundAction", "Interpreter"]
+
+_EXPECTED_FORM = (
+    "expected one action like '(pick-up robot mug_1 table_1 kitchen)' "
+    "or 'pick-up robot mug_1 table_1 kitchen'"
+)
+
+
+def _ascii_text(text: str) -> str:
+    """User text for a message, with non-ASCII characters escaped (messages end up in ASCII-only spaces)."""
+    return text.encode("ascii", "backslashreplace").decode("ascii")
+
+
+@dataclass(frozen=True, slots=True)
+class GroundAction:
+    """An action name with its object arguments; `str()` gives `(name a b c)`."""
+
+    name: str
+    args: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"({self.name}{' ' if self.args else ''}{' '.join(self.args)})"
+
+
+class _Compiled:
+    """What the interpreter knows about one ground action."""
+
+    __slots__ = ("_checks", "action", "binding", "effects", "pre")
+
+    def __init__(self, action: Action, binding: dict[str, str], pre: Test, effects: CompiledEffects):
+        self.action = action
+        self.binding = binding
+        self.pre = pre
+        self.effects = effects
+        self._checks: list[tuple[Formula, Test]] | None = None
+
+    def checks(self, universe: Universe) -> list[tuple[Formula, Test]]:
+        """The precondition's top-level conjuncts, each ground and with its own test (for why_not)."""
+        if self._checks is None:
+            self._checks = [
+                (part, compile_test(ground_formula(part, {}, universe)))
+                for part in (substitute(c, self.binding) for c in conjuncts(self.action.precondition))
+            ]
+        return self._checks
+
+
+class Interpreter:
+    """Grounds and executes the actions of `domain` over a fixed set of objects.
+
+    Args:
+        domain: the domain whose actions are executed.
+        objects: the problem's objects (name -> type); the domain's constants are added.
+
+    Raises:
+        PDDLSemanticError: an object of an unknown type, or one that clashes with a constant.
+    """
+
+    def __init__(self, domain: Domain, objects: Mapping[str, str]):
+        merged = dict(domain.constants)
+        for name, typ in objects.items():
+            if name in merged and merged[name] != typ:
+                raise PDDLSemanticError(
+                    f"object {name!r} is {article(typ)}, but the domain declares it as the constant "
+                    f"{name!r} of type {merged[name]!r}"
+                )
+            merged[name] = typ
+        self.domain = domain
+        self.universe = Universe(domain.types, merged)
+        self.objects: Mapping[str, str] = MappingProxyType(self.universe.objects)
+        self._ground: dict[tuple, GroundAction] = {}
+        self._compiled: dict[GroundAction, _Compiled] = {}
+        self._goals: dict[object, Goal] = {}
+
+    def __reduce__(self) -> tuple:
+        # compiled closures cannot be pickled; rebuild from the domain and objects instead
+        return (type(self), (self.domain, dict(self.universe.objects)))
+
+    @classmethod
+    def for_problem(cls, domain: Domain, problem: Problem) -> Interpreter:
+        """An interpreter over the problem's objects (and the domain's constants)."""
+        if problem.domain_name != domain.name:
+            raise PDDLSemanticError(
+                f"problem {problem.name!r} is for domain {problem.domain_name!r}, but the domain given is "
+                f"{domain.name!r}"
+            )
+        return cls(domain, problem.objects)
+
+    # ------------------------------------------------------------------ grounding
+    def ground(self, name: str, args: Sequence[str]) -> GroundAction:
+        """The ground action `(name args...)`, checked and compiled on first use, then cached.
+
+        Raises:
+            ActionError: unknown action or object, wrong number of arguments, argument of the wrong type.
+        """
+        try:
+            return self._ground[(name, args if type(args) is tuple else tuple(args))]
+        except (KeyError, TypeError):
+            return self._ground_new(name, args)
+
+    def _ground_new(self, name: object, args: object) -> GroundAction:
+        if not isinstance(name, str):
+            raise ActionError(f"an action name must be a string, got {type(name).__name__}")
+        if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+            raise ActionError(f"the arguments of {name!a} must be a sequence of object names, got {args!a}")
+        raw = tuple(args)
+        for arg in raw:
+            if not isinstance(arg, str):
+                raise ActionError(f"the arguments of {name!a} must be object names (strings), got {arg!a}")
+        lname = name.strip().lower()
+        largs = tuple(arg.strip().lower() for arg in raw)
+        ga = self._ground.get((lname, largs))
+        if ga is None:
+            action = self.domain.actions.get(lname)
+            if action is None:
+                raise ActionError(
+                    f"unknown action {name!a}{did_you_mean(lname, self.domain.actions)}; the actions are "
+                    f"{name_list(self.domain.actions)}"
+                )
+            shown = _ascii_text(f"({' '.join((lname, *largs))})")
+            if len(largs) != action.arity:
+                raise ActionError(
+                    f"wrong arity: {lname} takes {action.arity} argument{'s' if action.arity != 1 else ''} "
+                    f"{action.signature()}, but {shown} has {len(largs)}"
+                )
+            is_subtype = self.domain.types.is_subtype
+            for arg, (var, typ) in zip(largs, action.params):
+                otype = self.universe.objects.get(arg)
+                if otype is None:
+                    raise ActionError(
+                        f"unknown object {arg!a} in {shown}{did_you_mean(arg, self.universe.objects)}"
+                    )
+                if not is_subtype(otype, typ):
+                    raise ActionError(
+                        f"{arg} is {article(otype)}, but parameter {var} of {lname} needs {article(typ)}"
+                    )
+            ga = GroundAction(lname, largs)
+            binding = dict(zip((var for var, _ in action.params), largs))
+            pre = compile_test(ground_formula(action.precondition, binding, self.universe))
+            effects = compile_effects(action.effects, binding, self.universe)
+            self._compiled[ga] = _Compiled(action, binding, pre, effects)
+            self._ground[(lname, largs)] = ga
+        self._ground[(name, raw)] = ga
+        return ga
+
+    def parse_action(self, text: str) -> GroundAction:
+        """Read `(pick-up robot mug_1 table_1 kitchen)` or `pick-up robot mug_1 table_1 kitchen`.
+
+        Error messages quote the input with non-ASCII characters escaped.
+
+        Raises:
+            ActionError: anything but one well-formed, known, well-typed action (never another error).
+        """
+        if not isinstance(text, str):
+            raise ActionError(f"{_EXPECTED_FORM}, got {type(text).__name__}")
+        body = text.strip()
+        if body.startswith("("):
+            if not body.endswith(")"):
+                raise ActionError(f"{_EXPECTED_FORM}; the '(' in {text!a} is never closed")
+            body = body[1:-1]
+        if "(" in body or ")" in body:
+            raise ActionError(f"{_EXPECTED_FORM}, without nested or unbalanced parentheses: {text!a}")
+        words = body.split()
+        if not words:
+            raise ActionError(f"{_EXPECTED_FORM}; got an empty action {text!a}")
+        return self.ground(words[0], words[1:])
+
+    def _entry(self, ga: GroundAction | str) -> _Compiled:
+        entry = self._compiled.get(ga) if isinstance(ga, GroundAction) else None
+        if entry is None:
+            if isinstance(ga, str):
+                ga = self.parse_action(ga)
+            elif isinstance(ga, GroundAction):
+                ga = self.ground(ga.name, ga.args)
+            else:
+                raise ActionError(f"expected a GroundAction or an action string, got {type(ga).__name__}")
+            entry = self._compiled[ga]
+        return entry
+
+    # ------------------------------------------------------------------ execution
+    def applicable(self, ga: GroundAction, state: State) -> bool:
+        """True if the precondition of `ga` holds in `state`."""
+        entry = self._compiled.get(ga)
+        if entry is None:
+            entry = self._entry(ga)
+        return entry.pre(state)
+
+    def why_not(self, ga: GroundAction, state: State) -> str | None:
+        """None if `ga` is applicable in `state`; else the first failing precondition, in ground PDDL."""
+        entry = self._entry(ga)
+        if entry.pre(state):
+            return None
+        for part, test in entry.checks(self.universe):
+            if not test(state):
+                return f"precondition {format_formula(part)} is false{why_false(part, self.universe, state)}"
+        return f"precondition {format_formula(entry.action.precondition)} is false"  # pragma: no cover
+
+    def delta(self, ga: GroundAction, state: State) -> tuple[frozenset[Atom], frozenset[Atom]]:
+        """(adds, deletes) of `ga` in `state`, conditional effects resolved.
+
+        An atom that is both added and deleted counts as added (PDDL deletes first, then adds).
+        """
+        effects = self._entry(ga).effects
+        adds, dels = effects.adds, effects.dels
+        if effects.conditional:
+            adds, dels = set(adds), set(dels)
+            for test, cond_adds, cond_dels in effects.conditional:
+                if test(state):
+                    adds |= cond_adds
+                    dels |= cond_dels
+            adds = frozenset(adds)
+            dels = frozenset(dels) - adds
+        return adds, dels
+
+    def apply(self, ga: GroundAction, state: State) -> State:
+        """The successor state (deletes, then adds), without checking applicability."""
+        entry = self._compiled.get(ga)
+        if entry is None:
+            entry = self._entry(ga)
+        effects = entry.effects
+        if type(state) is not frozenset:
+            state = frozenset(state)
+        if effects.conditional:
+            adds, dels = self.delta(ga, state)
+        else:
+            adds, dels = effects.adds, effects.dels
+        if dels:
+            state = state - dels
+        return state | adds if adds else state
+
+    def step(self, ga: GroundAction | str, state: State) -> State:
+        """Apply `ga` if it is applicable.
+
+        Raises:
+            ActionError: the action is inapplicable (the message says which precondition fails) or malformed.
+        """
+        if isinstance(ga, str):
+            ga = self.parse_action(ga)
+        reason = self.why_not(ga, state)
+        if reason is not None:
+            raise ActionError(f"cannot apply {ga}: {reason}")
+        return self.apply(ga, state)
+
+    def applicable_actions(self, state: State) -> Iterator[GroundAction]:
+        """Every ground action applicable in `state`, action by action in domain order, arguments sorted."""
+        return applicable_actions(self, state)
+
+    # ------------------------------------------------------------------ goals
+    def compile_goal(self, goal: Formula | str | Goal) -> Goal:
+        """A Goal for a formula or for text such as `(and ...)` or `(:goal (...))`; cached.
+
+        Raises:
+            PDDLParseError: malformed goal text.
+            PDDLSemanticError: unknown predicate or object, arity or type error in the goal.
+        """
+        if isinstance(goal, Goal):
+            return goal
+        cached = self._goals.get(goal)
+        if cached is not None:
+            return cached
+        if isinstance(goal, str):
+            formula = self._read_goal(goal, "<goal>")
+            compiled = self._goals.get(formula) or Goal(formula, self.universe)
+        else:
+            self._read_goal(format_formula(goal), "<goal formula>")  # checks names, arities and types
+            compiled = Goal(goal, self.universe)
+            formula = goal
+        self._goals[goal] = self._goals[formula] = compiled
+        return compiled
+
+    def _read_goal(self, text: str, source: str) -> Formula:
+        expr = parse_sexpr(text, source)
+        rd = Reader(text, source)
+        if expr and expr[0] == ":goal":
+            if len(expr) != 2:
+                rd.syntax("expected '(:goal <formula>)' with exactly one formula", expr)
+            expr = expr[1]
+        reader = FormulaReader(rd, self.domain.predicates, self.domain.types, self.universe.objects, "object")
+        return reader.formula(expr, {}, "in the goal")

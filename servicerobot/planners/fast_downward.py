@@ -1,0 +1,168 @@
+"""Fast Downward (from the `up-fast-downward` wheel) as a subprocess back end with a hard time limit."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from servicerobot.errors import PlannerError
+from servicerobot.planners.base import Planner, PlanResult, PlanStatus
+
+__all__ = ["FastDownward", "driver_path", "status_for_exit_code"]
+
+_EXPANDED = re.compile(r"Expanded (\d+) state\(s\)")
+_SEARCH_TIME = re.compile(r"Search time: ([0-9.eE+-]+)s")
+
+# Fast Downward driver exit codes (driver/returncodes.py) -> status and explanation
+_EXIT_CODES: dict[int, tuple[PlanStatus, str]] = {
+    0: (PlanStatus.SOLVED, "plan found"),
+    1: (PlanStatus.SOLVED, "plan found, then out of memory"),
+    2: (PlanStatus.SOLVED, "plan found, then out of time"),
+    3: (PlanStatus.SOLVED, "plan found, then out of memory and time"),
+    10: (PlanStatus.UNSOLVABLE, "the translator proved the task unsolvable"),
+    11: (PlanStatus.UNSOLVABLE, "the search proved the task unsolvable"),
+    12: (PlanStatus.UNSOLVABLE, "the (incomplete) search found no plan; unsolvability is not proven"),
+    13: (PlanStatus.UNSOLVABLE, "no plan within the cost bound"),
+    20: (PlanStatus.ERROR, "the translator ran out of memory"),
+    21: (PlanStatus.TIMEOUT, "the translator ran out of time"),
+    22: (PlanStatus.ERROR, "the search ran out of memory"),
+    23: (PlanStatus.TIMEOUT, "the search ran out of time"),
+    24: (PlanStatus.TIMEOUT, "the search ran out of memory and time"),
+    30: (PlanStatus.ERROR, "translator critical error"),
+    31: (PlanStatus.ERROR, "translator input error"),
+    32: (PlanStatus.ERROR, "search critical error"),
+    33: (PlanStatus.ERROR, "search input error"),
+    34: (PlanStatus.UNSUPPORTED, "the search configuration does not support this task"),
+    35: (PlanStatus.ERROR, "driver critical error"),
+    36: (PlanStatus.ERROR, "driver input error"),
+    37: (PlanStatus.UNSUPPORTED, "the driver does not support this configuration"),
+}
+
+
+def status_for_exit_code(code: int) -> tuple[PlanStatus, str]:
+    """The PlanStatus and a short explanation for a Fast Downward driver exit code."""
+    if code in _EXIT_CODES:
+        return _EXIT_CODES[code]
+    if code < 0:
+        return PlanStatus.ERROR, f"Fast Downward was killed by signal {-code}"
+    return PlanStatus.ERROR, f"unexpected Fast Downward exit code {code}"
+
+
+def driver_path() -> Path:
+    """The `fast-downward.py` driver inside the installed `up_fast_downward` package.
+
+    Raises:
+        PlannerError: the package or its driver is missing.
+    """
+    spec = importlib.util.find_spec("up_fast_downward")
+    if spec is None or not spec.submodule_search_locations:
+        raise PlannerError("Fast Downward is not installed: pip install up-fast-downward")
+    for location in spec.submodule_search_locations:
+        driver = Path(location) / "downward" / "fast-downward.py"
+        if driver.is_file():
+            return driver
+    raise PlannerError(
+        "up_fast_downward has no downward/fast-downward.py; reinstall it: pip install up-fast-downward"
+    )
+
+
+def _read_plan(tmp: Path, name: str) -> tuple[str, ...] | None:
+    """The best plan FD wrote: `name`, or the last of `name.1`, `name.2`, ... for anytime configurations."""
+    single = tmp / name
+    candidates = (
+        [single]
+        if single.is_file()
+        else sorted(
+            (p for p in tmp.glob(f"{name}.*") if p.suffix[1:].isdigit()), key=lambda p: int(p.suffix[1:])
+        )
+    )
+    if not candidates:
+        return None
+    lines = candidates[-1].read_text(encoding="utf-8").splitlines()
+    return tuple(line.strip() for line in lines if line.strip() and not line.strip().startswith(";"))
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+class FastDownward(Planner):
+    """Fast Downward run through its driver script in a temporary directory.
+
+    Args:
+        alias: a driver alias such as "lama-first" (fast, satisficing) or "seq-opt-lmcut" (optimal).
+        search: a search string (e.g. "astar(lmcut())"); when given it replaces `alias`.
+        timeout: the default time limit in seconds; the whole process group is killed when it expires.
+    """
+
+    name = "fast-downward"
+
+    def __init__(self, alias: str = "lama-first", search: str | None = None, timeout: float | None = 60.0):
+        super().__init__(timeout)
+        self.alias = alias
+        self.search = search
+
+    @property
+    def label(self) -> str:
+        """The name and configuration, e.g. `fast-downward[lama-first]`."""
+        return f"{self.name}[{self.search or self.alias}]"
+
+    def _command(self) -> list[str]:
+        command = [sys.executable, str(driver_path()), "--plan-file", "plan", "--sas-file", "output.sas"]
+        if self.search:
+            return [*command, "domain.pddl", "problem.pddl", "--search", self.search]
+        return [*command, "--alias", self.alias, "domain.pddl", "problem.pddl"]
+
+    def _solve(self, domain_text: str, problem_text: str, timeout: float | None) -> PlanResult:
+        with tempfile.TemporaryDirectory(prefix="servicerobot-fd-") as name:
+            tmp = Path(name)
+            (tmp / "domain.pddl").write_text(domain_text, encoding="utf-8")
+            (tmp / "problem.pddl").write_text(problem_text, encoding="utf-8")
+            try:
+                proc = subprocess.Popen(
+                    self._command(),
+                    cwd=tmp,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    start_new_session=True,
+                )
+            except OSError as error:
+                raise PlannerError(f"could not start Fast Downward: {error}") from error
+            try:
+                stdout, stderr = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:  # pragma: no cover - it ended between the timeout and the kill
+                    pass
+                proc.communicate()
+                return PlanResult(
+                    PlanStatus.TIMEOUT, planner=self.label, message=f"no plan within {timeout} s"
+                )
+            plan = _read_plan(tmp, "plan")
+        expanded = [int(n) for n in _EXPANDED.findall(stdout)]
+        search_times = [float(t) for t in _SEARCH_TIME.findall(stdout)]
+        status, explanation = status_for_exit_code(proc.returncode)
+        if status is PlanStatus.SOLVED and plan is None:
+            status, explanation = (
+                PlanStatus.ERROR,
+                f"exit code {proc.returncode} but no plan file was written",
+            )
+        message = explanation
+        if status in (PlanStatus.ERROR, PlanStatus.UNSUPPORTED):
+            message = f"{explanation} (exit code {proc.returncode}):\n{_tail(stderr + chr(10) + stdout)}"
+        return PlanResult(
+            status,
+            plan=plan if status is PlanStatus.SOLVED and plan is not None else (),
+            planner=self.label,
+            expanded=expanded[-1] if expanded else None,
+            search_time=search_times[-1] if search_times else None,
+            message=message,
+        )
