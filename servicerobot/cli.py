@@ -11,6 +11,13 @@ from pathlib import Path
 __all__ = ["main"]
 
 
+def _write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a reader never sees half a file."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
 def _demo(args: argparse.Namespace) -> int:
     import gymnasium as gym
     from tqdm import tqdm
@@ -21,32 +28,32 @@ def _demo(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
+    env = gym.make("ServiceRobot-v0", size=args.size, n_tasks=args.tasks, render_mode="rgb_array")
+    env = gym.wrappers.RecordVideo(env, str(out), name_prefix="servicerobot", episode_trigger=lambda _: True,
+                                   disable_logger=True)
     for episode in range(args.episodes):
-        env = gym.make("ServiceRobot-v0", size=args.size, n_tasks=args.tasks, render_mode="rgb_array")
-        env = gym.wrappers.RecordVideo(env, str(out), name_prefix=f"episode-{episode}",
-                                       episode_trigger=lambda _: True, disable_logger=True)
         agent = OracleAgent.from_env(env)
         obs, info = env.reset(seed=args.seed + episode)
         steps, start = 0, time.perf_counter()
-        with tqdm(total=info["tasks_total"], desc=f"episode {episode}", unit="task", leave=False) as bar:
+        with tqdm(total=info["tasks_total"], desc=f"episode {episode}", unit="task", leave=False,
+                  mininterval=0.5) as bar:
             while True:
                 action = agent.act(obs)
                 env.unwrapped.set_overlay(plan=agent.plan[:3], last_action=action)
-                obs, _reward, terminated, truncated, info = env.step(action)
+                obs, _, terminated, truncated, info = env.step(action)
                 steps += 1
-                bar.n = info["tasks_completed"] + info["tasks_failed"]
-                bar.set_postfix_str(f"step {steps} | {info['task'][:50]}")
-                bar.refresh()
+                bar.update(info["tasks_completed"] + info["tasks_failed"] - bar.n)
+                bar.set_postfix_str(f"step {steps} | {info['task'][:50]}", refresh=False)
                 if terminated or truncated:
                     break
-        env.close()
         rows.append({"episode": episode, "seed": args.seed + episode, "steps": steps,
                      "tasks_completed": info["tasks_completed"], "tasks_total": info["tasks_total"],
                      "replans": agent.replans, "planning_s": round(agent.planning_time, 2),
                      "wall_s": round(time.perf_counter() - start, 2)})
         print(f"episode {episode}: {info['tasks_completed']}/{info['tasks_total']} tasks in {steps} steps",
               file=sys.stderr)
-    (out / "summary.json").write_text(json.dumps(rows, indent=2))
+    env.close()
+    _write_atomic(out / "summary.json", json.dumps(rows, indent=2))
     header = f"{'episode':>7} {'seed':>5} {'tasks':>7} {'steps':>6} {'replans':>7} {'plan s':>7} {'wall s':>7}"
     print(header)
     for r in rows:

@@ -78,7 +78,7 @@ def test_modes_share_the_same_episode():
 def test_vector_envs_step():
     for vec_cls in (gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv):
         venv = vec_cls([lambda: make() for _ in range(2)])
-        obs, infos = venv.reset(seed=[0, 1])
+        obs, _ = venv.reset(seed=[0, 1])
         assert len(obs["utterances"]) == 2
         obs, rew, _term, _trunc, _infos = venv.step(["(wait)", "(move robot hallway kitchen)"])
         assert rew.shape == (2,) and rew[0] < 0
@@ -198,7 +198,7 @@ def test_utterances_come_from_declared_templates():
     patterns = [_template_regex(t) for ts in list(EVENT_TEMPLATES.values()) + list(TASK_TEMPLATES.values())
                 for t in ts]
     env = make(event_rate=0.6)
-    obs, info = env.reset(seed=11)
+    obs, _ = env.reset(seed=11)
     seen = 0
     for _ in range(80):
         for u in json.loads(obs["utterances"]):

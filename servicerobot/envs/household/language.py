@@ -141,9 +141,9 @@ TASK_TEMPLATES: dict[str, tuple[str, ...]] = {
         "Throw out the broken things, please.",
     ),
     "keep_cold": (
-        "{items_cap} should be kept cold, please put them in {fridge}.",
+        "{items_cap} should be kept cold, please put {them} in {fridge}.",
         "Could you put {items} back in {fridge}?",
-        "Make sure {items} are cold again.",
+        "Make sure {items} {be} cold again.",
     ),
     "lights_off": (
         "Turn off all the lights and faucets, please.",
@@ -151,9 +151,9 @@ TASK_TEMPLATES: dict[str, tuple[str, ...]] = {
         "Please make sure no lights or faucets are left on.",
     ),
     "laundry": (
-        "Could you do the laundry? {items_cap} need washing and drying.",
+        "Could you do the laundry? {items_cap} {need} washing and drying.",
         "Please wash and dry {items}.",
-        "{items_cap} are dirty, can you wash and dry them?",
+        "{items_cap} {be} dirty, can you wash and dry {them}?",
     ),
     "organise_shelf": (
         "Please tidy up: put all the books in {room} on {shelf}.",
@@ -218,6 +218,13 @@ class Describer:
         if self._noun_count.get(e.noun, 0) <= 1:
             return f"the {e.noun}"
         return f"the {e.noun} in {self.room(e.room)}"
+
+    @staticmethod
+    def agreement(count: int) -> dict[str, str]:
+        """Verb and pronoun forms that agree with a list of `count` things."""
+        if count == 1:
+            return {"be": "is", "them": "it", "need": "needs"}
+        return {"be": "are", "them": "them", "need": "need"}
 
     def items(self, names: list[str], speaker: str | None = None) -> str:
         phrases = [self.item(n, speaker) for n in names]

@@ -202,7 +202,8 @@ class TaskGenerator:
         warm = sorted(warm)[:3]
         fridge = fridges[0]
         goal = _conj([f"(inside {i} {fridge})" for i in warm] + [f"(cold {i})" for i in warm])
-        text = self._say("keep_cold", items=self.d.items(warm, speaker), fridge=self.d.fixture(fridge, speaker))
+        text = self._say("keep_cold", items=self.d.items(warm, speaker), fridge=self.d.fixture(fridge, speaker),
+                         **self.d.agreement(len(warm)))
         return Task("keep_cold", text, speaker, goal, frozenset(warm) | {fridge}, self._budget(len(warm)),
                     tuple(setup))
 
@@ -241,7 +242,7 @@ class TaskGenerator:
         chosen = sorted(self.rng.choice(dirty, size=min(len(dirty), int(self.rng.integers(1, 4))),
                                         replace=False).tolist())
         goal = _conj([f"(not (dirty {c}))" for c in chosen] + [f"(not (wet {c}))" for c in chosen])
-        text = self._say("laundry", items=self.d.items(chosen, speaker))
+        text = self._say("laundry", items=self.d.items(chosen, speaker), **self.d.agreement(len(chosen)))
         return Task("laundry", text, speaker, goal, frozenset(chosen), self._budget(len(chosen) + 2), tuple(setup))
 
     def _organise_shelf(self, speaker: str) -> Task | None:
