@@ -54,6 +54,25 @@ def _household_rate(size: str, seeds: list[int], episodes: list[list[str]], min_
     return steps / elapsed
 
 
+def _steady_rate(size: str, n: int) -> float:
+    """Steps/s within one long task: the robot walks between connected rooms (every action valid)."""
+    env = gym.make("ServiceRobot-v0", size=size, n_tasks=1, task_kinds=["make_bed"])
+    env.reset(seed=0)
+    world = env.unwrapped.world
+    object.__setattr__(env.unwrapped.active_task, "budget", 10**9)
+    neighbours: dict[str, list[str]] = {}
+    for a in world.state.atoms:
+        if a.predicate == "connected":
+            neighbours.setdefault(a.args[0], []).append(a.args[1])
+    room, steps = world.state.robot_room(), 0
+    start = time.perf_counter()
+    while steps < n:
+        nxt = neighbours[room][steps % len(neighbours[room])]
+        env.step(f"(move robot {room} {nxt})")
+        room, steps = nxt, steps + 1
+    return n / (time.perf_counter() - start)
+
+
 def _cartpole_rate(n: int) -> float:
     env = gym.make("CartPole-v1")
     env.reset(seed=0)
@@ -68,16 +87,23 @@ def _cartpole_rate(n: int) -> float:
 
 
 def _render_fps(size: str, frames: int) -> float:
-    env = gym.make("ServiceRobot-v0", size=size, render_mode="rgb_array")
+    """Frames/s of env.render() while the robot walks from room to room (so every frame changes)."""
+    env = gym.make("ServiceRobot-v0", size=size, render_mode="rgb_array", n_tasks=1, task_kinds=["make_bed"])
     env.reset(seed=0)
+    object.__setattr__(env.unwrapped.active_task, "budget", 10**9)
+    world = env.unwrapped.world
     env.render()  # the first frame builds the static background
-    start = time.perf_counter()
+    room, elapsed = world.state.robot_room(), 0.0
     for i in range(frames):
-        env.step("(wait)")
+        neighbours = sorted(a.args[1] for a in world.state.atoms if a.predicate == "connected" and a.args[0] == room)
+        nxt = neighbours[i % len(neighbours)]
+        env.step(f"(move robot {room} {nxt})")
+        room = nxt
+        start = time.perf_counter()
         env.render()
-    fps = frames / (time.perf_counter() - start)
+        elapsed += time.perf_counter() - start
     env.close()
-    return fps
+    return frames / elapsed
 
 
 def _memory_per_env(size: str, n: int = 4) -> float:
@@ -102,9 +128,11 @@ def main() -> None:
     episodes = _record(args.size, seeds)
     household = _household_rate(args.size, seeds, episodes, args.steps)
     cartpole = _cartpole_rate(50000)
+    steady = _steady_rate(args.size, args.steps)
     print(json.dumps({
         "benchmark": "env_throughput", "size": args.size, "steps_per_s": round(household, 1),
         "cartpole_steps_per_s": round(cartpole, 1), "ratio_to_cartpole": round(household / cartpole, 3),
+        "steady_steps_per_s": round(steady, 1), "steady_ratio_to_cartpole": round(steady / cartpole, 3),
         "render_fps": round(_render_fps(args.size, 200), 1), "memory_mb_per_env": round(_memory_per_env(args.size), 2),
         "recorded_steps_per_pass": sum(len(e) for e in episodes), "cpus": os.cpu_count(),
     }))

@@ -115,6 +115,8 @@ class ServiceRobotEnv(gym.Env):
         self.action_space = spaces.Text(max_length=512, min_length=0, charset=CHARSET)
         self._task = None
         self._overlay: dict[str, Any] = {}
+        self._percept_cache: tuple[Any, str] = (None, "")
+        self._no_entities = np.zeros(n, dtype=np.int8)
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -206,17 +208,16 @@ class ServiceRobotEnv(gym.Env):
         if said:
             self._last_utterances = said
         if self.update_mode == "verbal":
-            full = self.world.percept()
-            robot_facts = [f for f in full["facts"] if f[0] == "robot"]
-            percept = {"room": full["room"], "entities": {"robot": "robot", full["room"]: "room"},
-                       "facts": robot_facts}
-            visible = np.zeros(self.world.max_entities, dtype=np.int8)
+            percept = self.world.self_percept()
+            visible = self._no_entities.copy()
         else:
             percept = self.world.percept()
             visible = self.world.visible_mask()
+        if percept is not self._percept_cache[0]:  # worlds return the same dict while nothing changed
+            self._percept_cache = (percept, _dumps(percept))
         return {
-            "utterances": _dumps(said),
-            "percept": _dumps(percept),
+            "utterances": _dumps(said) if said else "[]",
+            "percept": self._percept_cache[1],
             "prior": prior,
             "action_result": result,
             "robot_room": self.world.robot_room_index(),

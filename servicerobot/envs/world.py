@@ -75,6 +75,10 @@ class World(abc.ABC):
         """What the robot perceives now: {"room", "entities": {name: type}, "facts": [[s, p, o], ...]}."""
 
     @abc.abstractmethod
+    def self_percept(self) -> dict:
+        """The robot's own facts and room only (what `verbal` mode perceives), in `percept()`'s format."""
+
+    @abc.abstractmethod
     def robot_room_index(self) -> int:
         """Index of the robot's room."""
 

@@ -20,16 +20,29 @@ class Goal:
         negative_atoms: the ground atoms the goal requires to be false somewhere (after expansion).
     """
 
-    __slots__ = ("_report", "_test", "_universe", "atoms", "formula", "negative_atoms")
+    __slots__ = ("_atoms", "_negative_atoms", "_node", "_report", "_test", "_universe", "formula")
 
     def __init__(self, formula: Formula, universe: Universe):
         node = ground_formula(formula, {}, universe)
         self.formula = formula
-        self.atoms: frozenset[Atom] = node_atoms(node)
-        self.negative_atoms: frozenset[Atom] = node_atoms(node, positive=False)
+        self._node = node
+        self._atoms: frozenset[Atom] | None = None  # computed on first use: a task start needs only the test
+        self._negative_atoms: frozenset[Atom] | None = None
         self._test = compile_test(node)
         self._universe = universe
         self._report: GoalReport | None = None
+
+    @property
+    def atoms(self) -> frozenset[Atom]:
+        if self._atoms is None:
+            self._atoms = node_atoms(self._node)
+        return self._atoms
+
+    @property
+    def negative_atoms(self) -> frozenset[Atom]:
+        if self._negative_atoms is None:
+            self._negative_atoms = node_atoms(self._node, positive=False)
+        return self._negative_atoms
 
     def __reduce__(self) -> tuple:
         return (type(self), (self.formula, self._universe))

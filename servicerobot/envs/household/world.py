@@ -15,6 +15,7 @@ from servicerobot.errors import ActionError, SceneError
 from servicerobot.pddl import Atom, Interpreter
 from servicerobot.scenes.household import (
     PRESETS,
+    ROBOT,
     HouseholdConfig,
     HouseholdScene,
     generate_household,
@@ -101,7 +102,9 @@ class HouseholdWorld(World):
         kinds = self.options.task_kinds
         self.plan_kinds = [kinds[int(i)] for i in self.rng.integers(len(kinds), size=self.options.n_tasks)]
         self._disturb_at: dict[int, str] = {}
-        self._percept_cache: tuple[int, dict] | None = None
+        self._percept_cache: tuple[tuple, dict] | None = None
+        self._self_cache: tuple[int, dict] | None = None
+        self._mask_cache: tuple[dict, np.ndarray] | None = None
 
     def prior(self) -> dict:
         """What the robot is told about the house at the start: the catalogue and every initial fact."""
@@ -218,14 +221,27 @@ class HouseholdWorld(World):
         self._percept_cache = (key, result)
         return result
 
+    def self_percept(self) -> dict:
+        """What the robot knows of itself without looking around: its room and its own facts."""
+        if self._self_cache is not None and self._self_cache[0] == self.state.version:
+            return self._self_cache[1]
+        room = self.state.robot_room()
+        facts = [atom_to_triplet(a) for a in sorted(self.state.about(ROBOT))]
+        result = {"room": room, "entities": {ROBOT: "robot", room: "room"}, "facts": facts}
+        self._self_cache = (self.state.version, result)
+        return result
+
     def robot_room_index(self) -> int:
         return self.room_index[self.state.robot_room()]
 
     def visible_mask(self) -> np.ndarray:
+        percept = self.percept()
+        if self._mask_cache is not None and self._mask_cache[0] is percept:
+            return self._mask_cache[1].copy()
         mask = np.zeros(self.max_entities, dtype=np.int8)
-        for e in self.percept()["entities"]:
-            mask[self.entity_index[e]] = 1
-        return mask
+        mask[[self.entity_index[e] for e in percept["entities"]]] = 1
+        self._mask_cache = (percept, mask)
+        return mask.copy()
 
     def true_facts(self) -> frozenset[Atom]:
         return self.state.atoms
