@@ -92,13 +92,15 @@ class HumanProcess:
             out.append(item)
         return out
 
-    def _destinations(self, item: str, exclude: str | None) -> list[str]:
+    def destinations(self, item: str, exclude: str | None) -> list[str]:
+        """Fixtures a person could put `item` on or in (not `exclude`; washers and dryers take clothes only)."""
         kind = self.scene.entities[item]
         dests = [f for f in self.placeable if f != exclude
                  and not (self.scene.entities[f].pddl_type in ("washer", "dryer") and kind.pddl_type != "clothing")]
         return dests
 
-    def _place_atom(self, item: str, fixture: str) -> Atom:
+    def place_atom(self, item: str, fixture: str) -> Atom:
+        """`(on item fixture)` for surfaces, `(inside item fixture)` for containers."""
         ftype = self.scene.entities[fixture].pddl_type
         return Atom("on" if ftype in ("surface", "shelf", "bed") else "inside", (item, fixture))
 
@@ -110,10 +112,10 @@ class HumanProcess:
         if loc is None or loc.predicate in ("holding", "discarded"):
             return None
         src = loc.args[1]
-        dest = dest or self._pick(self._destinations(item, src))
+        dest = dest or self._pick(self.destinations(item, src))
         if dest is None:
             return None
-        new = self._place_atom(item, dest)
+        new = self.place_atom(item, dest)
         delete = {loc}
         add = {new}
         cold = Atom("cold", (item,))
@@ -255,7 +257,7 @@ class HumanProcess:
                      "on", "inside") else []
         dest = self._pick(dests) or self._pick([f for f in self.placeable
                                                  if self.scene.entities[f].pddl_type == "surface"])
-        new = self._place_atom(item, dest)
+        new = self.place_atom(item, dest)
         cold = Atom("cold", (item,))
         add, delete = frozenset({new}), frozenset({loc, cold})
         text = self._say("warm", actor, item=self.describe.item(item, actor), prep="on",

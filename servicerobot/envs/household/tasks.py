@@ -102,9 +102,9 @@ class TaskGenerator:
         if item is None:
             return None
         src = self.state.location(item).args[1]
-        dests = [f for f in self.humans._destinations(item, src) if self.scene.entities[f].pddl_type != "sink"]
+        dests = [f for f in self.humans.destinations(item, src) if self.scene.entities[f].pddl_type != "sink"]
         dest = self._pick(dests)
-        atom = self.humans._place_atom(item, dest)
+        atom = self.humans.place_atom(item, dest)
         prep = "on" if atom.predicate == "on" else "in"
         text = self._say("pick_place", item=self.d.item(item, speaker), prep=prep,
                          dest=self.d.fixture(dest, speaker))
@@ -283,7 +283,7 @@ class TaskGenerator:
             target = self._pick(free)
             if target is None:
                 return None
-            dest = self._pick([f for f in h._destinations(target, self.state.location(target).args[1])
+            dest = self._pick([f for f in h.destinations(target, self.state.location(target).args[1])
                                if f not in task.entities])
             return None if dest is None else h.move(actor, target, dest, category="relocation")
         if category == "addition":
@@ -320,6 +320,6 @@ class TaskGenerator:
             target = self._pick(shelved)
             if target is None:
                 return None
-            dest = self._pick([f for f in h._destinations(target, shelf) if f not in task.entities])
+            dest = self._pick([f for f in h.destinations(target, shelf) if f not in task.entities])
             return h.move(actor, target, dest, category="reset") if dest else None
         return None
