@@ -1,4 +1,5 @@
-"""The `servicerobot` command line: `servicerobot demo` runs episodes and writes videos and a summary."""
+"""The `servicerobot` command line: `servicerobot demo` runs episodes and writes videos and a summary;
+`servicerobot equiv` compares two PDDL problems."""
 
 from __future__ import annotations
 
@@ -65,6 +66,29 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _equiv(args: argparse.Namespace) -> int:
+    from servicerobot.errors import ServiceRobotError
+    from servicerobot.pddl.equivalence import GoalTooComplexError, equivalent
+
+    try:
+        texts = [Path(p).read_text(encoding="utf-8") for p in (args.domain, args.a, args.b)]
+    except OSError as error:
+        print(f"servicerobot equiv: cannot read {error.filename}: {error.strerror}", file=sys.stderr)
+        return 2
+    from servicerobot.pddl import parse_domain, parse_problem
+
+    try:
+        domain = parse_domain(texts[0], source=args.domain)
+        a = parse_problem(texts[1], domain, source=args.a)
+        b = parse_problem(texts[2], domain, source=args.b)
+        same = equivalent(a, b, domain, placeholder=args.placeholder)
+    except (ServiceRobotError, GoalTooComplexError) as error:
+        print(f"servicerobot equiv: {error}", file=sys.stderr)
+        return 2
+    print("equivalent" if same else "not equivalent")
+    return 0 if same else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `servicerobot` console script."""
     parser = argparse.ArgumentParser(prog="servicerobot", description=__doc__)
@@ -75,8 +99,16 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--tasks", type=int, default=3, help="tasks per episode")
     demo.add_argument("--size", default="default", choices=["small", "default", "large"])
     demo.add_argument("--seed", type=int, default=0)
+    equiv = sub.add_parser(
+        "equiv", help="are two PDDL problems the same task up to renaming? (exit 0 yes, 1 no, 2 error)"
+    )
+    equiv.add_argument("a", help="first problem file")
+    equiv.add_argument("b", help="second problem file")
+    equiv.add_argument("--domain", required=True, help="the domain file")
+    equiv.add_argument("--placeholder", action="store_true",
+                       help="match init and goal with separate renamings (Planetarium's placeholder mode)")
     args = parser.parse_args(argv)
-    return {"demo": _demo}[args.command](args)
+    return {"demo": _demo, "equiv": _equiv}[args.command](args)
 
 
 if __name__ == "__main__":

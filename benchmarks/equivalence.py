@@ -1,0 +1,104 @@
+"""Benchmark `servicerobot.pddl.equivalence.equivalent`: milliseconds per pair, parsing included.
+
+Generates 1,000 blocksworld and gripper pairs of up to 80 propositions (init + goal), half of them
+renamed-and-shuffled copies (equivalent), half with a goal changed by one fact, and prints one JSON
+line: median_ms, p95_ms, count, and how many pairs were equivalent. With `--brute-force N` it also
+checks N small random pairs against brute-force enumeration and reports the agreement.
+
+Run: `python benchmarks/equivalence.py [--pairs 1000] [--brute-force 500]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+
+from servicerobot.pddl import domains, parse_problem
+from servicerobot.pddl._equivalence_bruteforce import (
+    _blocks_state,
+    _gripper_state,
+    _lit,
+    _text,
+    brute_force_equivalent,
+    random_pair,
+)
+from servicerobot.pddl.atoms import Atom
+from servicerobot.pddl.equivalence import equivalent
+
+
+def _pair(rng: random.Random) -> tuple[str, str, str]:
+    if rng.random() < 0.5:
+        name = "blocksworld"
+        objs = [f"b{i}" for i in range(rng.randint(4, 24))]
+        init = _blocks_state(rng, objs)
+        goal = sorted(_blocks_state(rng, objs))
+        static: set[Atom] = set()
+    else:
+        name = "gripper"
+        rooms = [f"r{i}" for i in range(rng.randint(2, 4))]
+        grippers = ["left", "right"]
+        balls = [f"ball{i}" for i in range(rng.randint(2, 14))]
+        objs = rooms + grippers + balls
+        init = _gripper_state(rng, rooms, balls, grippers)
+        static = {a for a in init if a.predicate in ("room", "ball", "gripper")}
+        goal = sorted(_gripper_state(rng, rooms, balls, grippers) - static)
+    goal = rng.sample(goal, rng.randint(max(1, len(goal) // 2), len(goal)))
+    while len(init) + len(goal) > 80:
+        goal.pop()
+    lits = [_lit(a) for a in goal]
+    ren = dict(zip(objs, rng.sample([f"n{i}" for i in range(len(objs))], len(objs))))
+    lits_b = [_lit(Atom(a.predicate, tuple(ren[x] for x in a.args))) for a in goal]
+    if rng.random() < 0.5 and len(lits_b) > 1:
+        lits_b.pop(rng.randrange(len(lits_b)))
+    rng.shuffle(lits_b)
+    init_b = {Atom(a.predicate, tuple(ren[x] for x in a.args)) for a in init}
+    objs_b = rng.sample(list(ren.values()), len(objs))
+    return (
+        domains.text(name),
+        _text("a", name, objs, init, f"(and {' '.join(lits)})"),
+        _text("b", name, objs_b, init_b, f"(and {' '.join(lits_b)})"),
+    )
+
+
+def main() -> None:
+    """Time the pairs and print one JSON line."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=1000)
+    ap.add_argument("--brute-force", type=int, default=0, help="also cross-check this many small pairs")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    pairs = [_pair(rng) for _ in range(args.pairs)]
+    for d, a, b in pairs[:20]:  # warm up: domain parsing and analysis are cached
+        equivalent(a, b, d)
+    times, positive = [], 0
+    for d, a, b in pairs:
+        start = time.perf_counter()
+        positive += equivalent(a, b, d)
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    row = {
+        "benchmark": "equivalence",
+        "median_ms": round(statistics.median(times), 3),
+        "p95_ms": round(times[int(0.95 * (len(times) - 1))], 3),
+        "max_ms": round(times[-1], 3),
+        "count": len(times),
+        "equivalent": positive,
+    }
+    if args.brute_force:
+        agree = 0
+        for i in range(args.brute_force):
+            name = "blocksworld" if i % 2 == 0 else "gripper"
+            dom = domains.load(name)
+            a, b = random_pair(rng, name)
+            pa, pb = parse_problem(a, dom), parse_problem(b, dom)
+            agree += brute_force_equivalent(dom, pa, pb) == equivalent(pa, pb, dom)
+        row["brute_force_agreement"] = f"{agree}/{args.brute_force}"
+    print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,397 @@
+"""PDDL problem equivalence (the Planetarium idea): do two problems ask for the same thing, up to renaming?
+
+Two problems over one domain are *equivalent* when some type-preserving bijection of their objects
+maps the first initial state onto the second and the first goal's set of goal states onto the
+second's. We decide this as Planetarium does, by graph isomorphism (colour refinement, then
+networkx VF2): objects are typed nodes, each ground proposition is a node labelled by its predicate
+with edges to its arguments labelled by position. In identity mode (the default) one isomorphism
+must cover init and goal together; in placeholder mode the init graphs and the goal graphs are
+matched separately.
+
+Before matching, each goal is made canonical (see `_equivalence_goal`):
+
+* quantifiers, `imply` and `or` are expanded over the problem's objects (closed world) into a ground
+  disjunctive normal form; literals on static predicates are evaluated against :init;
+* every term is closed under domain invariants found automatically (`_equivalence_analysis`): mutex
+  groups such as "a block is on one thing, on the table or held" add the implied facts
+  (blocksworld's clear / on-table / arm-empty completion, gripper's `free` grippers) and detect
+  contradictions; blocksworld additionally uses tower acyclicity;
+* disjunctive goals over at most `MAX_SEMANTIC_ATOMS` atoms become their prime implicants
+  (Quine-McCluskey, with invariant-inconsistent assignments as don't-cares); larger ones are reduced
+  by absorption and consensus.
+
+What is decided exactly and what is approximated:
+
+* "Goal states" are approximated by the states consistent with the invariants found (plus tower
+  acyclicity in blocksworld). For blocksworld and gripper these are exactly the reachable states,
+  and the verdicts agree with brute-force enumeration (tests: random pairs with up to 6 objects,
+  conjunctions with negated facts and disjunctions). Elsewhere an implication that needs an
+  invariant we do not find is missed, so equivalent goals can be reported different; the facts we
+  add are always sound, because every invariant is proved on the action schemas.
+* Conjunctive goals (one term after normalisation) are compared by graph isomorphism of the closed
+  terms. In identity mode, a pair where either goal has several terms is decided semantically: for
+  every bijection mapping init onto init (at most `MAX_SEMANTIC_MAPPINGS`), the goals must agree on
+  every invariant-consistent assignment of their atoms (at most `MAX_SEMANTIC_ATOMS` + 2 atoms).
+  Beyond those limits, and in placeholder mode, the canonical terms are matched as a graph, which is
+  sound but may miss equivalences.
+* Goals whose DNF exceeds `MAX_TERMS` terms raise `GoalTooComplexError` (`evaluate`: not correct).
+* Placeholder mode copies the static :init facts into each goal graph, as Planetarium does.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+import networkx as nx
+from networkx.algorithms.isomorphism import DiGraphMatcher
+
+from servicerobot.pddl._equivalence_analysis import ProblemInfo, domain_info, problem_info
+from servicerobot.pddl._equivalence_goal import (
+    MAX_SEMANTIC_ATOMS,
+    MAX_TERMS,
+    GoalTooComplexError,
+    Term,
+    normalise_goal,
+)
+from servicerobot.pddl._equivalence_goal import (
+    consistent as is_consistent,
+)
+from servicerobot.pddl.atoms import Atom
+from servicerobot.pddl.model import Domain, Problem
+from servicerobot.pddl.parser import parse_domain, parse_problem
+
+__all__ = [
+    "MAX_SEMANTIC_MAPPINGS",
+    "MAX_TERMS",
+    "EvaluationResult",
+    "GoalTooComplexError",
+    "NormalProblem",
+    "equivalent",
+    "evaluate",
+    "normalise",
+]
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """Planetarium's three verdicts on a generated problem.
+
+    Attributes:
+        parseable: the source parses against the domain and its goal can be normalised.
+        solvable: Fast Downward finds a plan and VAL validates it.
+        correct: the source is equivalent to the target.
+    """
+
+    parseable: bool
+    solvable: bool
+    correct: bool
+
+
+@dataclass(frozen=True)
+class NormalProblem:
+    """A problem ready for matching: its objects, init and canonical goal terms."""
+
+    problem: Problem
+    info: ProblemInfo
+    goal: tuple[Term, ...]
+
+
+@lru_cache(maxsize=32)
+def _domain_from_text(text: str) -> Domain:
+    return parse_domain(text)
+
+
+def _as_domain(domain: Domain | str) -> Domain:
+    return _domain_from_text(domain) if isinstance(domain, str) else domain
+
+
+def normalise(problem: Problem | str, domain: Domain | str) -> NormalProblem:
+    """Parse (if text) and canonicalise one problem.
+
+    Raises:
+        PDDLError: the text does not parse or does not fit the domain.
+        GoalTooComplexError: the goal's DNF is too large.
+    """
+    dom = _as_domain(domain)
+    prob = parse_problem(problem, dom) if isinstance(problem, str) else problem
+    pi = problem_info(domain_info(dom), prob.objects, prob.init)
+    return NormalProblem(prob, pi, normalise_goal(prob.goal, pi))
+
+
+def _static_init(n: NormalProblem) -> list[Atom]:
+    static = n.info.info.static
+    return [a for a in n.problem.init if a.predicate in static]
+
+
+class _Graph:
+    """A labelled directed graph: node labels and (source, target, label) edges."""
+
+    __slots__ = ("edges", "labels")
+
+    def __init__(self) -> None:
+        self.labels: list[tuple] = []
+        self.edges: list[tuple[int, int, tuple]] = []
+
+
+def _graph(n: NormalProblem, init: bool, goal: bool, static_goal: bool) -> _Graph:
+    """The scene graph: typed object nodes, proposition nodes, and edges labelled by position."""
+    g = _Graph()
+    labels, edges = g.labels, g.edges
+    constants = n.info.info.domain.constants
+    ids = {}
+    for name, typ in n.info.objects.items():
+        ids[name] = len(labels)
+        labels.append(("c", name) if name in constants else ("o", typ))
+
+    def prop(atom: Atom, label: tuple, owner: int | None = None) -> None:
+        node = len(labels)
+        labels.append(label)
+        if len(atom.args) == 1:
+            edges.append((node, ids[atom.args[0]], (0,)))
+        else:
+            positions: dict[int, list[int]] = {}
+            for i, arg in enumerate(atom.args):
+                positions.setdefault(ids[arg], []).append(i)
+            edges.extend((node, obj, tuple(ps)) for obj, ps in positions.items())
+        if owner is not None:
+            edges.append((node, owner, ("t",)))
+
+    if init:
+        for atom in n.problem.init:
+            prop(atom, ("i", atom.predicate))
+    if goal:
+        if static_goal:
+            for atom in _static_init(n):
+                prop(atom, ("g", atom.predicate, True))
+        if not n.goal:
+            labels.append(("false",))
+        single = len(n.goal) == 1
+        for term in n.goal:
+            owner = None
+            if not single:
+                owner = len(labels)
+                labels.append(("term",))
+            for atom in term.pos:
+                prop(atom, ("g", atom.predicate, True), owner)
+            for atom in term.neg:
+                prop(atom, ("g", atom.predicate, False), owner)
+    return g
+
+
+def _refine(a: _Graph, b: _Graph, rounds: int = 4) -> tuple[list[int], list[int]] | None:
+    """Colour refinement (1-WL) run on both graphs with shared colour names; None if histograms differ."""
+    names: dict = {}
+    ca = [names.setdefault(x, len(names)) for x in a.labels]
+    cb = [names.setdefault(x, len(names)) for x in b.labels]
+    for _ in range(rounds):
+        if sorted(ca) != sorted(cb):
+            return None
+        distinct = len(set(ca))
+        sigs = []
+        for g, c in ((a, ca), (b, cb)):
+            sig: list[list] = [[] for _ in c]
+            for u, v, lab in g.edges:
+                sig[u].append((0, lab, c[v]))
+                sig[v].append((1, lab, c[u]))
+            sigs.append([(c[i], tuple(sorted(s))) for i, s in enumerate(sig)])
+        names = {}
+        ca = [names.setdefault(x, len(names)) for x in sigs[0]]
+        cb = [names.setdefault(x, len(names)) for x in sigs[1]]
+        if len(set(ca)) == distinct:
+            break
+    if sorted(ca) != sorted(cb):
+        return None
+    return ca, cb
+
+
+def _isomorphic(a: _Graph, b: _Graph) -> bool:
+    if len(a.labels) != len(b.labels) or len(a.edges) != len(b.edges):
+        return False
+    colours = _refine(a, b)
+    if colours is None:
+        return False
+    ca, cb = colours
+    if len(set(ca)) == len(ca):  # discrete colouring: the only candidate bijection
+        where = {c: i for i, c in enumerate(cb)}
+        m = [where[c] for c in ca]
+        return {(m[u], m[v], lab) for u, v, lab in a.edges} == set(b.edges)
+    ga, gb = nx.DiGraph(), nx.DiGraph()
+    for g, c, nxg in ((a, ca, ga), (b, cb, gb)):
+        nxg.add_nodes_from((i, {"l": x}) for i, x in enumerate(c))
+        nxg.add_edges_from((u, v, {"p": lab}) for u, v, lab in g.edges)
+    matcher = DiGraphMatcher(
+        ga, gb, node_match=lambda x, y: x["l"] == y["l"], edge_match=lambda x, y: x["p"] == y["p"]
+    )
+    return matcher.is_isomorphic()
+
+
+MAX_SEMANTIC_MAPPINGS = 1000
+"""The most init isomorphisms the semantic check of a disjunctive goal tries."""
+
+
+def _init_mappings(a: NormalProblem, b: NormalProblem) -> Iterator[dict[str, str]] | None:
+    """The object bijections that map a's init onto b's init (None if there are none)."""
+    ga, gb = _graph(a, True, False, False), _graph(b, True, False, False)
+    if len(ga.edges) != len(gb.edges):
+        return None
+    colours = _refine(ga, gb)
+    if colours is None:
+        return None
+    nxa, nxb = nx.DiGraph(), nx.DiGraph()
+    for g, c, nxg in ((ga, colours[0], nxa), (gb, colours[1], nxb)):
+        nxg.add_nodes_from((i, {"l": x}) for i, x in enumerate(c))
+        nxg.add_edges_from((u, v, {"p": lab}) for u, v, lab in g.edges)
+    matcher = DiGraphMatcher(
+        nxa, nxb, node_match=lambda x, y: x["l"] == y["l"], edge_match=lambda x, y: x["p"] == y["p"]
+    )
+    names_a, names_b = list(a.info.objects), list(b.info.objects)
+    return (
+        {names_a[i]: names_b[j] for i, j in m.items() if i < len(names_a)}
+        for m in matcher.isomorphisms_iter()
+    )
+
+
+def _satisfied(goal: tuple[Term, ...], true: frozenset[Atom]) -> bool:
+    return any(t.pos <= true and not t.neg & true for t in goal)
+
+
+def _semantic_equivalent(a: NormalProblem, b: NormalProblem) -> bool | None:
+    """Decide a disjunctive goal pair by enumerating assignments of the goals' atoms, per init mapping.
+
+    For each bijection that maps init onto init, the goals must agree on every assignment of their
+    atoms that the invariants allow. None when the atoms or mappings are too many to enumerate.
+    """
+    mappings = _init_mappings(a, b)
+    if mappings is None:
+        return False
+    atoms_a = {x for t in a.goal for x in t.pos | t.neg}
+    atoms_b = {x for t in b.goal for x in t.pos | t.neg}
+    consistent: dict[tuple[frozenset[Atom], frozenset[Atom]], bool] = {}
+    for count, m in enumerate(mappings):
+        if count >= MAX_SEMANTIC_MAPPINGS:
+            return None
+        inverse = {v: k for k, v in m.items()}
+        goal_b = tuple(
+            Term(
+                frozenset(_rename(x, inverse) for x in t.pos),
+                frozenset(_rename(x, inverse) for x in t.neg),
+                frozenset(),
+            )
+            for t in b.goal
+        )
+        atoms = sorted(atoms_a | {_rename(x, inverse) for x in atoms_b})
+        if len(atoms) > MAX_SEMANTIC_ATOMS + 2:
+            return None
+        every = frozenset(atoms)
+        agree = True
+        for bits in range(1 << len(atoms)):
+            true = frozenset(x for i, x in enumerate(atoms) if bits >> i & 1)
+            if _satisfied(a.goal, true) == _satisfied(goal_b, true):
+                continue
+            ok = consistent.get((true, every))
+            if ok is None:
+                ok = consistent[(true, every)] = is_consistent(true, every - true, a.info)
+            if ok:
+                agree = False
+                break
+        if agree:
+            return True
+    return False
+
+
+def _rename(atom: Atom, m: dict[str, str]) -> Atom:
+    return Atom(atom.predicate, tuple(m.get(x, x) for x in atom.args))
+
+
+def _goal_histogram(n: NormalProblem) -> Counter:
+    return Counter(
+        (sign, a.predicate) for t in n.goal for sign, atoms in ((1, t.pos), (0, t.neg)) for a in atoms
+    )
+
+
+def equivalent(
+    problem_a: Problem | str | NormalProblem,
+    problem_b: Problem | str | NormalProblem,
+    domain: Domain | str,
+    placeholder: bool = False,
+) -> bool:
+    """True if the two problems are the same task up to a renaming of objects.
+
+    Args:
+        problem_a: PDDL text, a parsed `Problem`, or the result of `normalise`.
+        problem_b: the same for the other problem.
+        domain: the domain, as PDDL text (parsed once and cached) or a `Domain`.
+        placeholder: match init and goal with separate renamings (Planetarium's placeholder mode).
+
+    Raises:
+        PDDLError: a problem does not parse or does not fit the domain.
+        GoalTooComplexError: a goal's DNF is too large.
+    """
+    a = problem_a if isinstance(problem_a, NormalProblem) else normalise(problem_a, domain)
+    b = problem_b if isinstance(problem_b, NormalProblem) else normalise(problem_b, domain)
+    pa, pb = a.problem, b.problem
+    if pa.objects == pb.objects and pa.init == pb.init and a.goal == b.goal:
+        return True
+    if len(pa.objects) != len(pb.objects) or len(pa.init) != len(pb.init):
+        return False
+    if Counter(pa.objects.values()) != Counter(pb.objects.values()):
+        return False
+    if Counter(x.predicate for x in pa.init) != Counter(x.predicate for x in pb.init):
+        return False
+    if not placeholder and (len(a.goal) > 1 or len(b.goal) > 1):
+        verdict = _semantic_equivalent(a, b)
+        if verdict is not None:
+            return verdict
+    if len(a.goal) != len(b.goal) or _goal_histogram(a) != _goal_histogram(b):
+        return False
+    if not placeholder:
+        return _isomorphic(_graph(a, True, True, False), _graph(b, True, True, False))
+    return _isomorphic(_graph(a, True, False, False), _graph(b, True, False, False)) and _isomorphic(
+        _graph(a, False, True, True), _graph(b, False, True, True)
+    )
+
+
+def evaluate(
+    source: Problem | str,
+    target: Problem | str,
+    domain: Domain | str,
+    placeholder: bool = False,
+    check_solvable: bool = True,
+) -> EvaluationResult:
+    """Judge a generated problem against a reference: parseable, solvable, correct.
+
+    An unparseable source gives `EvaluationResult(False, False, False)`; it never raises for the
+    source. `solvable` needs Fast Downward to find a plan that VAL accepts (False when not checked).
+
+    Raises:
+        PDDLError: the target or the domain does not parse.
+    """
+    from servicerobot.errors import ServiceRobotError
+
+    dom = _as_domain(domain)
+    tgt = normalise(target, dom)
+    try:
+        src = normalise(source, dom)
+    except Exception:  # noqa: BLE001 - any failure on generated text means "not parseable"
+        return EvaluationResult(False, False, False)
+    solvable = False
+    if check_solvable:
+        from servicerobot.pddl.val import val_validate
+        from servicerobot.pddl.writer import write_domain, write_problem
+        from servicerobot.planners import FastDownward
+
+        domain_text = domain if isinstance(domain, str) else write_domain(dom)
+        source_text = source if isinstance(source, str) else write_problem(src.problem)
+        try:
+            result = FastDownward().solve(domain_text, source_text)
+            solvable = result.solved and val_validate(domain_text, source_text, result.plan).valid
+        except ServiceRobotError:
+            solvable = False
+    try:
+        correct = equivalent(src, tgt, dom, placeholder)
+    except GoalTooComplexError:
+        correct = False
+    return EvaluationResult(True, solvable, correct)
