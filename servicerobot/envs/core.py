@@ -45,7 +45,7 @@ class ServiceRobotEnv(gym.Env):
     | key | space | content |
     |---|---|---|
     | `utterances` | Text | JSON list of `{"speaker", "text"}`: what people said since the last step (tasks and updates, not labelled) |
-    | `percept` | Text | JSON `{"room", "entities": {name: type}, "facts": [[s, p, o], ...]}`; closed world within view: a fact about a visible entity that is absent is false. In `verbal` mode only the robot and its room are perceived. Unary facts have `o = true`. |
+    | `percept` | Text | JSON `{"room", "entities": {name: type}, "facts": [[s, p, o], ...], "observed": [name, ...]}`; closed world within view: an absent fact whose subject is a visible entity, or whose object is an `observed` entity (a room, an open fixture, a person, the robot: what is in or on it is seen in full), is false. In `verbal` mode only the robot and its room are perceived. Unary facts have `o = true`. |
     | `prior` | Text | JSON of the house as the robot knows it at reset (`entities` with attributes, `rooms`, `facts`); `""` after the first observation |
     | `action_result` | Text | `"ok"`, the error message of the last action, or `""` after reset |
     | `robot_room` | Discrete(n_rooms) | index of the robot's room |

@@ -17,6 +17,7 @@ class Percept:
     room: str
     entities: dict[str, str]
     facts: list[tuple[str, str, object]]
+    observed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ def decode(obs: dict) -> Observation:
     """Parse the JSON text fields of a `ServiceRobotEnv` observation into an `Observation`."""
     said = json.loads(obs["utterances"]) if obs["utterances"] else []
     p = json.loads(obs["percept"])
-    percept = Percept(p["room"], dict(p["entities"]), [tuple(f) for f in p["facts"]])
+    percept = Percept(p["room"], dict(p["entities"]), [tuple(f) for f in p["facts"]], tuple(p.get("observed", ())))
     prior = json.loads(obs["prior"]) if obs["prior"] else None
     return Observation([(u["speaker"], u["text"]) for u in said], percept, prior, obs["action_result"],
                        int(obs["robot_room"]), np.asarray(obs["visible"]))

@@ -20,6 +20,7 @@ from servicerobot.scenes.vocabulary import (
     EXTRA_ROOMS,
     FIXTURE_KINDS,
     ITEM_KINDS,
+    MARKS,
     PEOPLE_NAMES,
     ROOM_FIXTURES,
     ROOM_SEQUENCE,
@@ -99,7 +100,7 @@ class Entity:
 
     def describe(self, with_owner: bool = True, with_colour: bool = True) -> str:
         """A noun phrase without article: "Ana's red mug", "blue plate", "fridge"."""
-        words = []
+        words = [self.attributes["mark"]] if self.attributes.get("mark") else []
         colour = self.attributes.get("colour")
         if with_colour and colour:
             words.append(colour)
@@ -330,6 +331,8 @@ def _place_items(n_items: int, people: list[str], fixtures_by_noun: dict[str, li
                 attrs["owner"] = people[int(rng.integers(len(people)))]
             else:
                 attrs.pop("owner", None)
+            if attempt >= 2:  # still ambiguous: people tell such things apart by a mark ("the old pot")
+                attrs["mark"] = MARKS[int(rng.integers(len(MARKS)))]
             desc = Entity(name, kind.pddl_type, kind.noun, dict(attrs)).describe()
             if desc not in descriptions:
                 break

@@ -9,6 +9,7 @@ __all__ = [
     "EXTRA_ROOMS",
     "FIXTURE_KINDS",
     "ITEM_KINDS",
+    "MARKS",
     "PEOPLE_NAMES",
     "ROOM_FIXTURES",
     "ROOM_SEQUENCE",
@@ -138,6 +139,9 @@ ITEM_KINDS: tuple[ItemKind, ...] = (
     ItemKind("board game", "decor", ("cardboard",), ("toy box", "storage shelf", "bookshelf")),
 )
 
+# Adjectives that tell otherwise identical items apart ("the small frying pan", "the opened milk").
+MARKS: tuple[str, ...] = ("big", "small", "old", "new", "spare", "opened", "favourite", "second", "large",
+                          "little", "heavy", "light-weight")
 COLOURS: tuple[str, ...] = ("red", "blue", "green", "yellow", "black", "white", "grey", "orange", "purple",
                             "pink", "brown", "teal")
 

@@ -274,13 +274,14 @@ class HumanProcess:
         return HumanEvent("go", actor, add, delete, text, add, delete, category, (actor, room))
 
     # ----------------------------------------------------------------- sampling
-    def background(self, protected: frozenset[str]) -> HumanEvent | None:
-        """A random everyday event by a random person that leaves `protected` entities alone."""
+    def background(self, protected: frozenset[str], actor: str | None = None) -> HumanEvent | None:
+        """A random everyday event by `actor` (default: a random person) that leaves `protected` alone."""
         kinds = list(BACKGROUND_WEIGHTS)
         p = np.array([BACKGROUND_WEIGHTS[k] for k in kinds])
         kind = kinds[int(self.rng.choice(len(kinds), p=p / p.sum()))]
         actors = [a for a in self.people if a not in protected] or self.people
-        actor = self._pick(actors)
+        picked = self._pick(actors)
+        actor = actor or picked
         if kind == "move":
             item = self._pick(self._movable(protected))
             return None if item is None else self.move(actor, item)

@@ -177,21 +177,12 @@ class HouseholdWorld(World):
                 events.append(event)
                 self.state.apply(event.add, event.delete)
                 if self.humans.rng.random() < self.options.double_prob:
-                    second = self.humans.background(protected | {event.actor})
-                    if second is not None and second.actor != event.actor:
-                        second = self._reattribute(second, event.actor)
-                    if second is not None:
+                    # The same person does a second thing and reports both in one utterance.
+                    second = self.humans.background(protected | {event.actor}, actor=event.actor)
+                    if second is not None and second.actor == event.actor:
                         events.append(second)
                         self.state.apply(second.add, second.delete)
         return events
-
-    def _reattribute(self, event: HumanEvent, actor: str) -> HumanEvent | None:
-        """Events by one person are reported together; a person-bound event can't change actor."""
-        if event.kind in ("go", "take", "put_back"):
-            return None
-        text = event.utterance.replace(self.humans.describe.person(event.actor), self.humans.describe.person(actor))
-        return HumanEvent(event.kind, actor, event.add, event.delete, text, event.told, event.told_removed,
-                          event.category, event.entities)
 
     def utterances(self, events: list[HumanEvent], told: list[bool]) -> list[Utterance]:
         """Group told events into utterances; consecutive events by one person become one sentence."""
@@ -216,8 +207,12 @@ class HouseholdWorld(World):
             return self._percept_cache[1]
         visible = self.state.visible()
         facts = [atom_to_triplet(a) for a in sorted(a for e in visible for a in self.state.about(e))]
-        result = {"room": self.state.robot_room(),
-                  "entities": {e: self.scene.entities[e].pddl_type for e in visible}, "facts": facts}
+        room = self.state.robot_room()
+        # Whose contents are seen in full: the room (who and what is in it), open fixtures, people, robot.
+        observed = [room] + [f for f in self.scene.fixtures_in(room) if not self.state.is_closed(f)]
+        observed += self.state.people_in(room) + [ROBOT]
+        result = {"room": room, "entities": {e: self.scene.entities[e].pddl_type for e in visible},
+                  "facts": facts, "observed": observed}
         self._percept_cache = (key, result)
         return result
 
@@ -227,7 +222,7 @@ class HouseholdWorld(World):
             return self._self_cache[1]
         room = self.state.robot_room()
         facts = [atom_to_triplet(a) for a in sorted(self.state.about(ROBOT))]
-        result = {"room": room, "entities": {ROBOT: "robot", room: "room"}, "facts": facts}
+        result = {"room": room, "entities": {ROBOT: "robot"}, "facts": facts, "observed": [ROBOT]}
         self._self_cache = (self.state.version, result)
         return result
 

@@ -1,0 +1,216 @@
+"""`OpenAIModel`: a `LanguageModel` for the OpenAI API and OpenAI-compatible servers (vLLM, Ollama, llama.cpp).
+
+The `openai` package is imported when a model is built, not when this module is imported; without it
+`DependencyNotInstalled` says to `pip install "servicerobot[llm]"`. Structured output asks for a JSON
+schema first and falls back to JSON mode, then to plain text with the schema in the prompt, for servers
+that reject `json_schema`; the answer's JSON is always parsed from the text. Timeouts, connection
+errors, 429 and 5xx answers are retried with exponential backoff. The API key is handed to the client
+and nowhere else: it is not an attribute, not in `repr`, not pickled, and not in any error message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from servicerobot.errors import DependencyNotInstalled
+from servicerobot.language.answers import AnswerFormatError, parse_json_answer
+from servicerobot.language.base import Completion, LanguageModelError, Message, Usage
+
+__all__ = ["OpenAIModel"]
+
+_FORMATS = ("json_schema", "json_object", "text")
+_NO_KEY = "not-needed"  # local servers accept any key, but the client insists on one
+_HINT = ("Check that OPENAI_BASE_URL (or base_url) points at the server, e.g. http://localhost:8000/v1, "
+         "that the server is running, and that it serves the model {model!r}.")
+
+
+def _import_openai():
+    try:
+        import openai
+    except ImportError as exc:
+        raise DependencyNotInstalled(
+            'OpenAIModel needs the openai package: pip install "servicerobot[llm]"') from exc
+    return openai
+
+
+def _schema_name(schema: dict) -> str:
+    name = re.sub(r"[^A-Za-z0-9_-]+", "_", str(schema.get("title") or "answer")).strip("_")
+    return name[:64] or "answer"
+
+
+def _with_schema_instruction(messages: list[Message], schema: dict) -> list[Message]:
+    """The conversation with the JSON schema spelled out (for servers without `json_schema` support)."""
+    note = ("Answer with a single JSON object and nothing else (no prose, no code fence). "
+            f"It must match this JSON schema:\n{json.dumps(schema, sort_keys=True)}")
+    out = [dict(m) for m in messages]
+    for m in out:
+        if m.get("role") == "system":
+            m["content"] = f"{m.get('content', '')}\n\n{note}"
+            return out
+    return [{"role": "system", "content": note}, *out]
+
+
+def _mentions_response_format(exc: Exception) -> bool:
+    text = f"{exc} {getattr(exc, 'body', '')} {getattr(exc, 'param', '')}".lower()
+    return any(word in text for word in ("response_format", "json_schema", "response format", "json_object"))
+
+
+class OpenAIModel:
+    """A chat model behind the OpenAI API or an OpenAI-compatible server.
+
+    Args:
+        model: the model name the server knows (e.g. "gpt-4o-mini", "Qwen/Qwen2.5-7B-Instruct").
+        base_url: the server's API root, e.g. "http://localhost:8000/v1"; default `OPENAI_BASE_URL`,
+            else api.openai.com.
+        api_key: default `OPENAI_API_KEY`; a placeholder is used when only a base URL is given.
+        timeout: seconds per request.
+        max_retries: retries after a timeout, connection error, 429 or 5xx (so at most
+            `max_retries + 1` requests per call).
+        backoff: seconds before the first retry; doubled for each further one.
+        seed: sent to the server for more reproducible sampling (where supported).
+        sleep: the function that waits between retries (tests pass a fake).
+
+    Raises:
+        DependencyNotInstalled: the `openai` package is missing.
+        LanguageModelError: no API key and no base URL are given or set in the environment.
+    """
+
+    def __init__(self, model: str = "gpt-4o-mini", *, base_url: str | None = None, api_key: str | None = None,
+                 timeout: float = 30.0, max_retries: int = 3, backoff: float = 1.0, seed: int | None = None,
+                 sleep: Callable[[float], None] = time.sleep):
+        if max_retries < 0 or timeout <= 0 or backoff < 0:
+            raise ValueError(f"need max_retries >= 0, timeout > 0, backoff >= 0; got {max_retries}, "
+                             f"{timeout}, {backoff}")
+        self.model = model
+        self.name = f"openai:{model}"
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self.timeout = float(timeout)
+        self.max_retries = int(max_retries)
+        self.backoff = float(backoff)
+        self.seed = seed
+        self.sleep = sleep
+        self._format = 0  # index into _FORMATS: how structured output is asked for (falls back once rejected)
+        self._client = self._build_client(api_key)
+
+    @classmethod
+    def from_env(cls, model: str | None = None, **kwargs: Any) -> OpenAIModel | None:
+        """A model configured from `OPENAI_BASE_URL` / `OPENAI_API_KEY` (and `OPENAI_MODEL` for the name);
+        None when neither the URL nor the key is set."""
+        if not os.environ.get("OPENAI_BASE_URL") and not os.environ.get("OPENAI_API_KEY"):
+            return None
+        return cls(model or os.environ.get("OPENAI_MODEL") or "gpt-4o-mini", **kwargs)
+
+    def _build_client(self, api_key: str | None):
+        openai = _import_openai()
+        key = api_key or os.environ.get("OPENAI_API_KEY") or (_NO_KEY if self.base_url else None)
+        if not key:
+            raise LanguageModelError(
+                "no API key for OpenAIModel: set OPENAI_API_KEY (or pass api_key=...), or set OPENAI_BASE_URL "
+                "(or base_url=...) to use a local OpenAI-compatible server that needs no key")
+        return openai.OpenAI(api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+
+    def __repr__(self) -> str:
+        return (f"OpenAIModel(model={self.model!r}, base_url={self.base_url!r}, timeout={self.timeout}, "
+                f"max_retries={self.max_retries})")
+
+    def __getstate__(self) -> dict:
+        # the client holds the key: never pickle it; the copy rebuilds its client from the environment
+        state = self.__dict__.copy()
+        state["_client"] = None
+        return state
+
+    # ------------------------------------------------------------------ calls
+    def complete(self, messages: list[Message], *, schema: dict | None = None,
+                 temperature: float = 0.0) -> Completion:
+        """Answer the conversation; with `schema`, `Completion.data` holds the parsed JSON answer.
+
+        Raises:
+            AnswerFormatError: a schema was asked for and the answer is not JSON (a `LanguageModelError`).
+            LanguageModelError: the server failed after the retries, or refused the request.
+        """
+        if self._client is None:
+            self._client = self._build_client(None)
+        while True:
+            fmt = _FORMATS[self._format] if schema is not None else "text"
+            kwargs: dict[str, Any] = {"model": self.model, "temperature": temperature,
+                                      "messages": [dict(m) for m in messages]}
+            if self.seed is not None:
+                kwargs["seed"] = self.seed
+            if fmt == "json_schema":
+                kwargs["response_format"] = {"type": "json_schema", "json_schema": {
+                    "name": _schema_name(schema), "schema": schema, "strict": False}}
+            elif schema is not None:
+                kwargs["messages"] = _with_schema_instruction(kwargs["messages"], schema)
+                if fmt == "json_object":
+                    kwargs["response_format"] = {"type": "json_object"}
+            try:
+                response = self._request(kwargs)
+                break
+            except _FormatRejected:
+                self._format += 1  # the server will not support it later either: remember
+        return self._completion(response, schema)
+
+    def _request(self, kwargs: dict):
+        openai = _import_openai()
+        attempts = self.max_retries + 1
+        failure = ""
+        for attempt in range(attempts):
+            try:
+                return self._client.chat.completions.create(**kwargs)
+            except openai.APITimeoutError:
+                failure = f"no answer within the {self.timeout:g} s timeout"
+            except openai.APIConnectionError as exc:
+                failure = f"cannot connect ({exc})"
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                if status == 429 or status >= 500:
+                    failure = f"HTTP {status}: {exc.message}"
+                elif status in (400, 422) and "response_format" in kwargs and _mentions_response_format(exc):
+                    raise _FormatRejected from None
+                else:
+                    raise LanguageModelError(self._refusal(status, exc.message)) from None
+            if attempt + 1 < attempts:
+                self.sleep(self.backoff * 2 ** attempt)
+        raise LanguageModelError(
+            f"{self.name} at {self.base_url or 'api.openai.com'} failed {attempts} time(s); last: {failure}. "
+            + _HINT.format(model=self.model))
+
+    def _refusal(self, status: int, message: str) -> str:
+        where = f"{self.name} at {self.base_url or 'api.openai.com'}"
+        if status in (401, 403):
+            fix = "Check OPENAI_API_KEY (or api_key=...)."
+        elif status == 404:
+            fix = f"Check the model name {self.model!r} and that OPENAI_BASE_URL ends with the API root (/v1)."
+        else:
+            fix = _HINT.format(model=self.model)
+        return f"{where} refused the request (HTTP {status}: {message}). {fix}"
+
+    def _completion(self, response, schema: dict | None) -> Completion:
+        raw = getattr(response, "usage", None)
+        usage = Usage(prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
+                      completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0), calls=1)
+        choices = getattr(response, "choices", None) or []
+        if not choices:
+            raise LanguageModelError(f"{self.name} returned no choices. " + _HINT.format(model=self.model))
+        message = choices[0].message
+        text = message.content or ""
+        if not text and getattr(message, "refusal", None):
+            raise AnswerFormatError(f"{self.name} refused to answer: {message.refusal}", "", usage)
+        if schema is None:
+            return Completion(text=text, data=None, usage=usage)
+        try:
+            data = parse_json_answer(text, self.name, usage)
+        except AnswerFormatError as exc:
+            if getattr(choices[0], "finish_reason", None) == "length":
+                raise AnswerFormatError(f"{exc} (the answer was cut off at the token limit)", text, usage) from None
+            raise
+        return Completion(text=text, data=data, usage=usage)
+
+
+class _FormatRejected(Exception):
+    """The server rejected the `response_format` (internal: fall back to the next one)."""
