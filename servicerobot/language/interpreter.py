@@ -76,8 +76,8 @@ class Interpreter(Protocol):
     name: str
     usage: Usage
 
-    def classify(self, text: str, speaker: str) -> str:
-        """"task" (a request to the robot) or "update" (a report of a change)."""
+    def classify(self, text: str, speaker: str, context: Context | None = None) -> str:
+        """"task" (a request to the robot) or "update" (a report of a change); `context` may help."""
         ...
 
     def interpret_update(self, text: str, speaker: str, context: Context,

@@ -172,7 +172,7 @@ class LLMInterpreter:
                 "facts": format_facts(context.facts, self.max_facts)}
 
     # ------------------------------------------------------------------ Interpreter
-    def classify(self, text: str, speaker: str) -> str:
+    def classify(self, text: str, speaker: str, context: Context | None = None) -> str:
         """"task" or "update"."""
         try:
             data = self._ask("classify", CLASSIFY_SCHEMA, text=text.strip(), speaker=speaker or "Someone")

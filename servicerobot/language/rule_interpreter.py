@@ -286,6 +286,8 @@ class RuleInterpreter:
                 for g in groups:
                     for name in sorted(g)[:1]:
                         phrase = entity_phrase(context.entities[name])
+                        if any(n.text == phrase and n.type == kinds[fld] for n in nodes):
+                            continue
                         node = QueryNode(f"n{len(nodes)}", phrase, kinds[fld])
                         nodes.append(node)
                         room = str(context.entities[name].get("room") or "")
@@ -302,6 +304,9 @@ class RuleInterpreter:
                 nodes.append(QueryNode(f"n{len(nodes)}", "sinks", "sink"))
             elif m.kind == "organise_shelf":
                 nodes.append(QueryNode(f"n{len(nodes)}", "books", "book"))
+        # What a person reports usually concerns themselves too ("I'm going to ...").
+        if speaker.strip() and not any(n.text.lower() == speaker.strip().lower() for n in nodes):
+            nodes.append(QueryNode(f"n{len(nodes)}", speaker.strip(), "person"))
         return QueryGraph(tuple(nodes), tuple(edges))
 
     # ------------------------------------------------------------------ semantics

@@ -7,10 +7,12 @@ import importlib
 from servicerobot.errors import PlannerError
 from servicerobot.pddl._suggest import did_you_mean
 from servicerobot.planners.base import Planner, PlanResult, PlanStatus
+from servicerobot.planners.builtin import BuiltinPlanner
 from servicerobot.planners.fast_downward import FastDownward
 
 __all__ = [
     "PLANNERS",
+    "BuiltinPlanner",
     "FastDownward",
     "PlanResult",
     "PlanStatus",
@@ -22,6 +24,8 @@ __all__ = [
 PLANNERS: dict[str, str] = {
     "fast-downward": "servicerobot.planners.fast_downward:FastDownward",
     "fd": "servicerobot.planners.fast_downward:FastDownward",
+    "builtin": "servicerobot.planners.builtin:BuiltinPlanner",
+    "lapkt": "servicerobot.planners.lapkt:LAPKT",
 }
 """Planner names -> `module:Class`; back ends are imported only when asked for."""
 

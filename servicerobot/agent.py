@@ -1,0 +1,372 @@
+"""`ServiceAgent`: the lifelong planner-agent (L3M+P's loop): sense -> update -> plan -> act -> monitor -> replan.
+
+Each step the agent reads the env observation: the result of its last action (applied to memory, or
+learnt from when it failed), the percept (closed world within view), and what people said (each
+utterance classified as a task or an update). Updates go through the interpreter and the verifier into
+the knowledge graph. A task is turned into a PDDL goal, the relevant facts are retrieved, a problem is
+built (`:objects`/`:init` from the retrieved facts) and solved by a classical planner; the plan is checked
+on memory after every step and replanned when it no longer reaches the goal.
+
+Variants mirror L3M+P's ablations:
+
+| variant | memory updates | retrieval | replans when |
+|---|---|---|---|
+| `static` | none (own actions only) | search | the plan breaks on memory or an action fails |
+| `full-kg` | verbal + percept | whole graph | " |
+| `entity-rag` | verbal + percept | entity selection + neighbourhood | " |
+| `search-rag` (default) | verbal + percept | query graph + subgraph matching | " |
+| `visual-only` | percept only (ignores what people report) | search | an action fails |
+
+A `-noverify` suffix applies language updates without the verifier.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from servicerobot.envs.observation import Observation, decode
+from servicerobot.errors import ActionError, PDDLError, ServiceRobotError
+from servicerobot.language.base import Usage
+from servicerobot.language.interpreter import Context, Interpreter
+from servicerobot.memory.graph import KnowledgeGraph
+from servicerobot.memory.retrieval import SearchRetriever, retrieve_all, retrieve_neighbourhood
+from servicerobot.memory.triplets import Delta
+from servicerobot.memory.updates import apply_percept, update_from_language
+from servicerobot.memory.verifier import Verifier
+from servicerobot.pddl import Atom, Domain, Problem
+from servicerobot.pddl import Interpreter as PDDLInterpreter
+from servicerobot.planners import FastDownward, Planner
+from servicerobot.planners.goal_compilation import conjunctive_goal
+
+__all__ = ["VARIANTS", "AgentStep", "ServiceAgent", "default_interpreter"]
+
+VARIANTS = ("static", "full-kg", "entity-rag", "search-rag", "visual-only")
+_FAILED_PRE = re.compile(r"precondition (\((?:not )?\(?[^()]*\)?\)) is false")
+_TOKEN = re.compile(r"[a-z0-9_\-]+")
+
+
+def default_interpreter() -> Interpreter:
+    """An LLM interpreter when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set, else the rule interpreter."""
+    from servicerobot.language.openai_client import OpenAIModel
+
+    model = OpenAIModel.from_env()
+    if model is None:
+        from servicerobot.language.rule_interpreter import RuleInterpreter
+
+        return RuleInterpreter()
+    from servicerobot.language.llm_interpreter import LLMInterpreter
+
+    return LLMInterpreter(model)
+
+
+@dataclass
+class AgentStep:
+    """Per-step statistics: tokens spent, facts retrieved, planning time and expanded nodes, replans."""
+
+    step: int
+    action: str = "(wait)"
+    tokens: int = 0
+    retrieved_facts: int = 0
+    planning_time: float = 0.0
+    expanded: int = 0
+    replanned: bool = False
+    updates_applied: int = 0
+    updates_dropped: int = 0
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class _TaskState:
+    text: str
+    speaker: str
+    goal: str | None = None
+    plan: deque = field(default_factory=deque)
+    seeds: frozenset[str] = frozenset()
+    explored: set = field(default_factory=set)
+    failed_plans: int = 0
+    failed_at: int = -1  # memory version when planning last failed
+
+
+class ServiceAgent:
+    """The planner-agent; `act(obs)` returns the next action text for `ServiceRobotEnv.step`."""
+
+    def __init__(self, domain: Domain, *, variant: str = "search-rag", interpreter: Interpreter | None = None,
+                 planner: Planner | None = None, robot: str = "robot", max_attempts: int = 3,
+                 fallback_to_full: bool = True, keep_history: bool = True):
+        base = variant.removesuffix("-noverify")
+        if base not in VARIANTS:
+            raise ServiceRobotError(f"unknown agent variant {variant!r}; choose from "
+                                    f"{', '.join(VARIANTS)} (optionally with -noverify)")
+        self.domain = domain
+        self.variant = variant
+        self.base_variant = base
+        self.verify = not variant.endswith("-noverify")
+        self.interpreter = interpreter if interpreter is not None else default_interpreter()
+        self.planner = planner if planner is not None else FastDownward(alias="lama-first", timeout=60.0)
+        self.robot = robot
+        self.max_attempts = max_attempts
+        self.fallback_to_full = fallback_to_full
+        self.keep_history = keep_history
+        self.verifier = Verifier(domain)
+        self.searcher = SearchRetriever()
+        self.memory: KnowledgeGraph | None = None
+        self.task: _TaskState | None = None
+        self.steps: list[AgentStep] = []
+        self.replans = 0
+        self.dropped_updates: list[Any] = []
+        self._pddl: tuple[int, PDDLInterpreter] | None = None
+        self._last_action: str | None = None
+        self._sees = False
+        self._structure_cache: tuple[int, frozenset[Atom]] | None = None
+
+    @classmethod
+    def from_env(cls, env, variant: str = "search-rag", interpreter: Interpreter | None = None,
+                 **kwargs: Any) -> ServiceAgent:
+        """An agent for `env`'s world: its domain (the robot's skills), default planner and interpreter."""
+        world = env.unwrapped.world
+        return cls(world.domain, variant=variant, interpreter=interpreter, **kwargs)
+
+    # ------------------------------------------------------------------ the loop
+    def act(self, obs: dict | Observation) -> str:
+        """Sense, update memory, (re)plan and return one action."""
+        o = obs if isinstance(obs, Observation) else decode(obs)
+        if o.prior is not None:
+            self._start(o.prior)
+        stats = AgentStep(len(self.steps))
+        tokens_before = self.interpreter.usage.total_tokens
+        failed = self._sense_action_result(o)
+        if self.base_variant != "static":
+            self._sees = len(o.percept.entities) > 1
+            apply_percept(self.memory, _percept_dict(o), stats.step)
+        for speaker, text in o.utterances:
+            self._hear(speaker, text, stats)
+        action = self._next_action(failed, stats)
+        stats.action = action
+        stats.tokens = self.interpreter.usage.total_tokens - tokens_before
+        self.steps.append(stats)
+        self._last_action = action
+        return action
+
+    def _start(self, prior: dict) -> None:
+        self.memory = KnowledgeGraph.from_prior(self.domain, prior, self.robot, keep_history=self.keep_history)
+        self.task = None
+        self.steps = []
+        self.replans = 0
+        self._last_action = None
+        self._pddl = None
+
+    def _pddl_interpreter(self) -> PDDLInterpreter:
+        key = len(self.memory.graph)
+        if self._pddl is None or self._pddl[0] != key:
+            self._pddl = (key, PDDLInterpreter(self.domain, self.memory.objects))
+        return self._pddl[1]
+
+    def _sense_action_result(self, o: Observation) -> bool:
+        """Apply the effects of the last action to memory, or learn from its failure. True if it failed."""
+        action, self._last_action = self._last_action, None
+        if action is None or action == "(wait)":
+            return False
+        interp = self._pddl_interpreter()
+        step = len(self.steps)
+        if not o.action_failed:
+            try:
+                ground = interp.parse_action(action)
+                add, delete = interp.delta(ground, self.memory.facts)
+            except (ActionError, PDDLError):
+                return False
+            self.memory.apply(Delta(delete, add), "action", step, action)
+            return False
+        m = _FAILED_PRE.search(o.action_result)
+        if m:  # the world told us which believed fact is wrong
+            text = m.group(1)
+            negated = text.startswith("(not ")
+            names = _TOKEN.findall(text.removeprefix("(not "))
+            if names and names[0] in self.domain.predicates and all(self.memory.has_entity(n) for n in names[1:]):
+                atom = Atom(names[0], tuple(names[1:]))
+                self.memory.apply(Delta.of(add=[atom]) if negated else Delta.of(remove=[atom]), "failure", step,
+                                  o.action_result)
+        return True
+
+    def _context(self, facts: frozenset[Atom] | None = None) -> Context:
+        return Context(self.domain, self.memory.entities, self.memory.facts if facts is None else facts, self.robot)
+
+    def _hear(self, speaker: str, text: str, stats: AgentStep) -> None:
+        kind = self.interpreter.classify(text, speaker, self._context(frozenset()))
+        if kind == "task":
+            self.task = _TaskState(text, speaker)
+            self._interpret_task(stats)
+            return
+        if self.base_variant in ("static", "visual-only"):
+            return
+        context = self._context(self._retrieve_for(text, speaker).facts)
+        outcome = update_from_language(self.memory, text, speaker, self.interpreter, context, stats.step,
+                                       self.verifier if self.verify else None, self.max_attempts)
+        if outcome.accepted:
+            stats.updates_applied += 1
+        else:
+            stats.updates_dropped += 1
+            self.dropped_updates.append(outcome)
+
+    def _interpret_task(self, stats: AgentStep) -> None:
+        task = self.task
+        retrieved = self._retrieve_for(task.text, task.speaker)
+        feedback: list[str] = []
+        for _ in range(self.max_attempts):
+            try:
+                goal = self.interpreter.interpret_task(task.text, task.speaker, self._context(retrieved.facts),
+                                                       tuple(feedback))
+                self._pddl_interpreter().compile_goal(goal)  # parse and type-check against the domain
+            except (PDDLError, ServiceRobotError, ValueError) as exc:
+                feedback = [f"the goal is not valid PDDL for this domain: {exc}"]
+                continue
+            task.goal = goal
+            task.seeds = retrieved.entities
+            return
+        task.goal = None
+
+    # ------------------------------------------------------------------ retrieval and planning
+    def _retrieve_for(self, text: str, speaker: str):
+        kg = self.memory
+        if self.base_variant == "full-kg":
+            return retrieve_all(kg)
+        if self.base_variant == "entity-rag":
+            seeds = self.interpreter.select_entities(text, speaker, self._context(frozenset()))
+            return retrieve_neighbourhood(kg, list(seeds) + [self.robot])
+        query = self.interpreter.query_graph(text, speaker, self._context(frozenset()))
+        return self.searcher.retrieve(kg, query)
+
+    def _planning_facts(self, task: _TaskState) -> frozenset[Atom]:
+        """The facts a problem needs: what retrieval finds for the task, the facts of the goal's entities
+        and of those that make it false now, and the house's structure (rooms, doors, fixtures: the upper
+        layers of the scene graph, always small next to the objects)."""
+        kg = self.memory
+        if self.base_variant == "full-kg":
+            return kg.facts
+        facts = set(self._retrieve_for(task.text, task.speaker).facts)
+        names = set(_TOKEN.findall(task.goal))
+        for literal in self._pddl_interpreter().compile_goal(task.goal).unsatisfied(kg.facts):
+            names.update(_TOKEN.findall(literal))
+        for name in names:
+            if kg.has_entity(name):
+                facts.update(kg.facts_about(name))
+        facts.update(self._structure())
+        return frozenset(facts)
+
+    def _structure(self) -> frozenset[Atom]:
+        """Facts among rooms and fixtures (doors, where fixtures are, which are closed or chill)."""
+        kg = self.memory
+        if self._structure_cache is None or self._structure_cache[0] != kg.version:
+            nodes = kg.graph.nodes
+            fixed = {n for n, d in nodes(data=True) if d.get("room") is not None or d["type"] == "room"}
+            facts = frozenset(a for n in fixed for a in kg.facts_about(n) if all(x in fixed for x in a.args))
+            self._structure_cache = (kg.version, facts)
+        return self._structure_cache[1]
+
+    def _plan(self, stats: AgentStep, full: bool = False) -> None:
+        task = self.task
+        kg = self.memory
+        t0 = time.perf_counter()
+        facts = kg.facts if full else self._planning_facts(task)
+        objects = {n: kg.type_of(n) for a in facts for n in a.args}
+        objects[self.robot] = kg.type_of(self.robot)
+        for name in _TOKEN.findall(task.goal):
+            if kg.has_entity(name):
+                objects[name] = kg.type_of(name)
+        compiled = self._pddl_interpreter().compile_goal(task.goal)
+        goal = conjunctive_goal(self.domain, compiled.formula, objects, facts)
+        result = self.planner.solve(self.domain, Problem("task", self.domain.name, objects, facts, goal))
+        stats.retrieved_facts = len(facts)
+        stats.planning_time += time.perf_counter() - t0
+        stats.expanded += result.expanded or 0
+        stats.replanned = True
+        self.replans += 1
+        if result.solved and self._reaches_goal(list(result.plan)):
+            task.plan = deque(result.plan)
+            return
+        if not full and self.fallback_to_full:  # L3M+P: rebuild :init from the whole graph and retry once
+            self._plan(stats, full=True)
+            return
+        task.plan = deque()
+        task.failed_plans += 1
+        task.failed_at = kg.version
+
+    def _reaches_goal(self, plan: list[str]) -> bool:
+        """The plan is applicable on memory and ends in the goal (our interpreter as validator)."""
+        interp = self._pddl_interpreter()
+        state = self.memory.facts
+        try:
+            for text in plan:
+                ground = interp.parse_action(text)
+                if not interp.applicable(ground, state):
+                    return False
+                state = interp.apply(ground, state)
+        except (ActionError, PDDLError):
+            return False
+        return interp.compile_goal(self.task.goal).holds(state)
+
+    def _next_action(self, failed: bool, stats: AgentStep) -> str:
+        task = self.task
+        if task is None or task.goal is None:
+            return "(wait)"
+        if self._pddl_interpreter().compile_goal(task.goal).holds(self.memory.facts):
+            task.plan.clear()
+            return "(wait)"  # done as far as memory knows
+        if self.base_variant == "visual-only":
+            broken = failed or not task.plan
+        else:
+            broken = failed or not task.plan or not self._reaches_goal(list(task.plan))
+        # Planning again on unchanged memory would fail again: wait for news (or explore).
+        if broken and (failed or task.failed_at != self.memory.version):
+            self._plan(stats)
+        if task.plan:
+            task.explored.clear()
+            return task.plan.popleft()
+        return self._explore()
+
+    def _explore(self) -> str:
+        """No plan: when the robot can see, walk to the nearest room not visited since planning failed."""
+        if not self._sees:
+            return "(wait)"
+        kg = self.memory
+        here = next(iter(kg.values("in-room", self.robot)), None)
+        if here is None:
+            return "(wait)"
+        self.task.explored.add(here)
+        parents = {here: None}
+        queue = deque([here])
+        while queue:
+            room = queue.popleft()
+            if room not in self.task.explored:
+                while parents[room] != here:
+                    room = parents[room]
+                return f"(move {self.robot} {here} {room})"
+            for nxt in kg.values("connected", room):
+                if nxt not in parents:
+                    parents[nxt] = room
+                    queue.append(nxt)
+        return "(wait)"
+
+    # ------------------------------------------------------------------ reporting
+    @property
+    def usage(self) -> Usage:
+        return self.interpreter.usage
+
+    def summary(self) -> dict:
+        """Totals over the episode so far."""
+        return {"variant": self.variant, "interpreter": self.interpreter.name, "steps": len(self.steps),
+                "replans": self.replans, "tokens": self.usage.total_tokens,
+                "planning_time": sum(s.planning_time for s in self.steps),
+                "expanded": sum(s.expanded for s in self.steps),
+                "updates_applied": sum(s.updates_applied for s in self.steps),
+                "updates_dropped": sum(s.updates_dropped for s in self.steps)}
+
+
+def _percept_dict(o: Observation) -> dict:
+    p = o.percept
+    return {"room": p.room, "entities": p.entities, "facts": p.facts, "observed": p.observed}

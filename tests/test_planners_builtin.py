@@ -1,0 +1,256 @@
+"""The pure-Python planner (GBFS with FF, and BFS) and the planner registry's new names."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import itertools
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from servicerobot.envs.household.state import HouseholdState
+from servicerobot.errors import DependencyNotInstalled
+from servicerobot.oracle import relevant_problem
+from servicerobot.pddl import Atom, Interpreter, Problem, parse_problem, validate_plan
+from servicerobot.pddl.domains import load, text
+from servicerobot.planners import PLANNERS, BuiltinPlanner, PlanStatus, get_planner
+from servicerobot.planners.builtin import GroundTask
+from servicerobot.scenes.household import PRESETS, ROBOT, generate_household, household_domain
+
+BLOCKS = load("blocksworld")
+GRIPPER = load("gripper")
+HOUSEHOLD = household_domain()
+ALL_DISHES_CLEAN = "(forall (?d - dish) (not (dirty ?d)))"
+
+
+def blocks(start: list[list[str]], goal: list[list[str]]) -> str:
+    """A blocksworld problem from towers, bottom block first."""
+
+    def atoms(towers: list[list[str]], with_state: bool) -> list[str]:
+        out = []
+        for tower in towers:
+            out += [f"(on-table {tower[0]})"] if with_state else []
+            out += [f"(on {top} {below})" for below, top in itertools.pairwise(tower)]
+            out += [f"(clear {tower[-1]})"] if with_state else []
+        return out
+
+    names = sorted(b for tower in start for b in tower)
+    return (
+        f"(define (problem bw) (:domain blocksworld) (:objects {' '.join(names)}) "
+        f"(:init (arm-empty) {' '.join(atoms(start, True))}) (:goal (and {' '.join(atoms(goal, False))})))"
+    )
+
+
+def gripper(n: int) -> str:
+    balls = [f"ball{i}" for i in range(1, n + 1)]
+    init = ["(room rooma)", "(room roomb)", "(gripper left)", "(gripper right)", "(at-robby rooma)",
+            "(free left)", "(free right)"]
+    init += [f"(ball {b})" for b in balls] + [f"(at {b} rooma)" for b in balls]
+    goal = " ".join(f"(at {b} roomb)" for b in balls)
+    return (f"(define (problem gripper{n}) (:domain gripper) "
+            f"(:objects rooma roomb left right {' '.join(balls)}) "
+            f"(:init {' '.join(init)}) (:goal (and {goal})))")
+
+
+SHUFFLE8 = blocks(
+    [["a", "b", "c"], ["d", "e"], ["f", "g", "h"]], [["h", "a", "e"], ["c", "g", "b", "d", "f"]]
+)
+CYCLE = blocks([["a"], ["b"], ["c"]], [["a", "b", "c", "a"]])  # a on b on c on a: unsolvable
+
+
+@pytest.fixture(scope="module")
+def world():
+    """A small household as the oracle sees it (true state, interpreter)."""
+    scene = generate_household(PRESETS["small"], np.random.default_rng(0))
+    return SimpleNamespace(scene=scene, state=HouseholdState(scene, scene.init),
+                           interpreter=Interpreter(HOUSEHOLD, scene.objects), domain=HOUSEHOLD)
+
+
+def household_problem(world, goal: str, quantified: bool = True) -> Problem:
+    """The oracle's pruned problem for `goal`, keeping the goal as written (quantifiers and all)."""
+    problem = relevant_problem(world, goal)
+    if quantified:
+        problem = dataclasses.replace(problem, goal=world.interpreter.compile_goal(goal).formula)
+    return problem
+
+
+def pick_and_place_goal(world) -> str:
+    """`(on ITEM SURFACE)` for an item on a surface and a surface in another room."""
+    scene = world.scene
+    item, surface = next(a.args for a in sorted(scene.init) if a.predicate == "on")
+    room = scene.entities[surface].room
+    target = next(n for n, e in scene.entities.items() if e.pddl_type == "surface" and e.room != room)
+    return f"(on {item} {target})"
+
+
+@pytest.fixture(scope="module")
+def gbfs():
+    return BuiltinPlanner(timeout=60)
+
+
+def test_household_quantified_goal(world, gbfs):
+    problem = household_problem(world, ALL_DISHES_CLEAN)
+    assert not Interpreter.for_problem(HOUSEHOLD, problem).compile_goal(problem.goal).holds(problem.init)
+    result = gbfs.solve(HOUSEHOLD, problem)
+    assert result.status is PlanStatus.SOLVED, result.message
+    assert result.planner == "builtin[gbfs]"
+    assert result.expanded is not None and result.expanded > 0
+    assert result.search_time is not None and 0 <= result.search_time <= result.total_time
+    assert validate_plan(HOUSEHOLD, problem, result.plan).valid
+    assert any(step.startswith("(wash ") for step in result.plan)
+    assert all(step.startswith("(") and step.endswith(")") for step in result.plan)
+
+
+def test_heuristic_sees_negative_goals_and_conditional_effects(world):
+    # FF counts the washing a "no dish is dirty" goal needs (negative literals are facts of their own)
+    task = GroundTask(HOUSEHOLD, household_problem(world, ALL_DISHES_CLEAN))
+    h, helpful = task.ff(task.init)
+    dirty = sum(1 for a in task.init if a.predicate == "dirty" and world.scene.objects[a.args[0]] == "dish")
+    assert h is not None and h >= dirty + 1 and helpful
+    # `cold` comes only from the conditional effect of put-in into a fridge
+    food = next(name for name, typ in sorted(world.scene.objects.items())
+                if typ == "food" and Atom("cold", (name,)) not in world.scene.init)
+    problem = household_problem(world, f"(cold {food})")
+    task = GroundTask(HOUSEHOLD, problem)
+    h, _ = task.ff(task.init)
+    assert h is not None and h >= 2  # at least: take it, put it in the fridge
+    result = BuiltinPlanner().solve(HOUSEHOLD, problem)
+    assert result.solved and validate_plan(HOUSEHOLD, problem, result.plan).valid
+    assert any(step.startswith("(put-in ") and "fridge" in step for step in result.plan)
+
+
+def test_household_pick_and_place_is_fast(world, gbfs):
+    problem = household_problem(world, pick_and_place_goal(world))
+    result = gbfs.solve(HOUSEHOLD, problem)
+    assert result.solved and validate_plan(HOUSEHOLD, problem, result.plan).valid
+    assert result.total_time < 3.0  # about 0.05 s on a laptop core; generous for loaded CI machines
+    assert any(step.startswith(("(place-on ", "(put-in ")) and ROBOT in step for step in result.plan)
+
+
+@pytest.mark.parametrize(
+    ("domain", "problem"),
+    [
+        (BLOCKS, blocks([["a", "b", "c", "d"]], [["d", "c", "b", "a"]])),
+        (BLOCKS, SHUFFLE8),
+        (BLOCKS, blocks([[f"b{i}" for i in range(12)]], [[f"b{i}" for i in reversed(range(12))]])),
+        (GRIPPER, gripper(8)),
+    ],
+    ids=["bw-reverse4", "bw-shuffle8", "bw-reverse12", "gripper8"],
+)
+def test_ipc_problems(gbfs, domain, problem):
+    result = gbfs.solve(domain, problem)
+    assert result.status is PlanStatus.SOLVED, result.message
+    assert validate_plan(domain, parse_problem(problem, domain), result.plan).valid
+    assert result.expanded >= 1
+
+
+def test_solves_from_text_and_is_deterministic(gbfs):
+    first = gbfs.solve(text("blocksworld"), SHUFFLE8)
+    second = BuiltinPlanner().solve(text("blocksworld"), SHUFFLE8)
+    assert first.solved and first.plan == second.plan and first.expanded == second.expanded
+
+
+@pytest.mark.parametrize(
+    ("domain", "problem", "optimal"),
+    [
+        (BLOCKS, blocks([["a", "b", "c"]], [["c", "b", "a"]]), 6),
+        (BLOCKS, blocks([["a", "b", "c", "d"]], [["d", "c", "b", "a"]]), 8),
+        (GRIPPER, gripper(2), 5),
+        (GRIPPER, gripper(4), 11),
+    ],
+    ids=["bw-reverse3", "bw-reverse4", "gripper2", "gripper4"],
+)
+def test_bfs_finds_shortest_plans(domain, problem, optimal):
+    bfs = BuiltinPlanner(algorithm="bfs")
+    result = bfs.solve(domain, problem)
+    assert result.solved and result.planner == "builtin[bfs]"
+    assert len(result.plan) == optimal
+    assert validate_plan(domain, parse_problem(problem, domain), result.plan).valid
+    assert len(BuiltinPlanner().solve(domain, problem).plan) >= optimal
+
+
+@pytest.mark.parametrize("algorithm", ["gbfs", "bfs"])
+def test_unsolvable(world, algorithm):
+    planner = BuiltinPlanner(algorithm=algorithm)
+    exhausted = planner.solve(BLOCKS, CYCLE)  # reachable under the relaxation, so the search must exhaust
+    assert exhausted.status is PlanStatus.UNSOLVABLE and exhausted.plan == ()
+    assert "search space is exhausted" in exhausted.message
+    assert exhausted.expanded == 22  # every state of three blocks (13 with the arm empty, 9 holding one)
+    attic = household_problem(world, ALL_DISHES_CLEAN)
+    attic = dataclasses.replace(attic, objects={**attic.objects, "attic": "room"})
+    attic = dataclasses.replace(attic, goal=parse_goal(f"(in-room {ROBOT} attic)", attic))
+    unreachable = planner.solve(HOUSEHOLD, attic)
+    assert unreachable.status is PlanStatus.UNSOLVABLE
+    assert "unreachable even with deletes ignored" in unreachable.message and unreachable.expanded == 0
+
+
+def parse_goal(goal: str, problem: Problem):
+    return Interpreter.for_problem(HOUSEHOLD, problem).compile_goal(goal).formula
+
+
+def test_expansion_and_time_limits():
+    limited = BuiltinPlanner(max_expansions=5).solve(BLOCKS, SHUFFLE8)
+    assert limited.status is PlanStatus.TIMEOUT and limited.plan == ()
+    assert "expansion limit reached: no plan within 5 expansions" in limited.message
+    assert limited.expanded == 5
+    bfs = BuiltinPlanner(algorithm="bfs", max_expansions=50).solve(BLOCKS, SHUFFLE8)
+    assert bfs.status is PlanStatus.TIMEOUT and bfs.expanded == 50
+    big = blocks([[f"b{i}" for i in range(40)]], [[f"b{i}" for i in reversed(range(40))]])
+    timed = BuiltinPlanner().solve(BLOCKS, big, timeout=0.05)
+    assert timed.status is PlanStatus.TIMEOUT and "time limit reached" in timed.message
+    assert timed.total_time < 3
+
+
+def test_goal_holding_initially():
+    problem = blocks([["a", "b"]], [["a", "b"]])
+    for algorithm in ("gbfs", "bfs"):
+        result = BuiltinPlanner(algorithm=algorithm).solve(BLOCKS, problem)
+        assert result.solved and result.plan == () and result.expanded == 0
+
+
+def test_disjunctive_goals():
+    # either tower will do; the goal test sees the whole formula
+    problem = blocks([["a"], ["b"], ["c"]], [["a"]]).replace(
+        "(:goal (and ))", "(:goal (or (and (on a b) (on b c)) (exists (?x) (and (on c ?x) (on ?x a)))))"
+    )
+    for algorithm in ("gbfs", "bfs"):
+        result = BuiltinPlanner(algorithm=algorithm).solve(BLOCKS, problem)
+        assert result.solved and validate_plan(BLOCKS, parse_problem(problem, BLOCKS), result.plan).valid
+        assert len(result.plan) == 4 or algorithm == "gbfs"
+
+
+def test_options_and_errors():
+    with pytest.raises(ValueError, match="algorithm must be one of gbfs, bfs"):
+        BuiltinPlanner(algorithm="astar")
+    with pytest.raises(ValueError, match="max_expansions must be a positive integer"):
+        BuiltinPlanner(max_expansions=0)
+    planner = BuiltinPlanner()
+    broken = planner.solve(text("blocksworld"), SHUFFLE8.replace("(on-table a)", "(on-tabel a)"))
+    assert broken.status is PlanStatus.ERROR and "on-tabel" in broken.message
+    derived = text("blocksworld").replace(
+        "(:action pickup", "(:derived (tower-top ?x) (and (clear ?x) (not (on-table ?x))))\n  (:action pickup"
+    )
+    assert planner.solve(derived, SHUFFLE8).status is PlanStatus.UNSUPPORTED
+
+
+def test_registry():
+    assert PLANNERS["builtin"] == "servicerobot.planners.builtin:BuiltinPlanner"
+    assert PLANNERS["lapkt"] == "servicerobot.planners.lapkt:LAPKT"
+    planner = get_planner("builtin", algorithm="bfs", max_expansions=10)
+    assert isinstance(planner, BuiltinPlanner) and planner.label == "builtin[bfs]"
+
+
+def test_lapkt_missing_dependency_names_the_extra(monkeypatch):
+    # here, not in test_planners_lapkt.py, so that it runs whether or not lapkt is installed
+    real_find_spec = importlib.util.find_spec
+
+    def find_spec(name, *args, **kwargs):
+        return None if name == "lapkt" or name.startswith("lapkt.") else real_find_spec(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    with pytest.raises(DependencyNotInstalled, match=r'pip install "servicerobot\[lapkt\]"'):
+        get_planner("lapkt")
+    with pytest.raises(ImportError):  # DependencyNotInstalled is an ImportError too
+        get_planner("lapkt", timeout=5)
