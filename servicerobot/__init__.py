@@ -11,4 +11,13 @@ if "ServiceRobot-v0" not in registry:
     register(id="ServiceRobot-v0", entry_point="servicerobot.envs.core:ServiceRobotEnv",
              kwargs={"world": "household"})
 
-__all__ = ["__version__"]
+__all__ = ["ServiceAgent", "__version__"]
+
+
+def __getattr__(name: str):
+    # The agent pulls in planners and memory; import it only when asked for.
+    if name == "ServiceAgent":
+        from servicerobot.agent import ServiceAgent
+
+        return ServiceAgent
+    raise AttributeError(f"module 'servicerobot' has no attribute {name!r}")

@@ -91,6 +91,7 @@ class _TaskState:
     explored: set = field(default_factory=set)
     failed_plans: int = 0
     failed_at: int = -1  # memory version when planning last failed
+    query: Any = None  # the interpreter's retrieval query for this task (query graph or entity names)
 
 
 class ServiceAgent:
@@ -215,7 +216,7 @@ class ServiceAgent:
 
     def _interpret_task(self, stats: AgentStep) -> None:
         task = self.task
-        retrieved = self._retrieve_for(task.text, task.speaker)
+        retrieved = self._retrieve_for(task.text, task.speaker, task)
         feedback: list[str] = []
         for _ in range(self.max_attempts):
             try:
@@ -231,14 +232,22 @@ class ServiceAgent:
         task.goal = None
 
     # ------------------------------------------------------------------ retrieval and planning
-    def _retrieve_for(self, text: str, speaker: str):
+    def _retrieve_for(self, text: str, speaker: str, task: _TaskState | None = None):
+        """Retrieve from memory what `text` is about. The interpreter's part (entity selection or the
+        query graph: a model call) is made once per task and reused when replanning."""
         kg = self.memory
         if self.base_variant == "full-kg":
             return retrieve_all(kg)
+        query = task.query if task is not None else None
+        if query is None:
+            if self.base_variant == "entity-rag":
+                query = self.interpreter.select_entities(text, speaker, self._context(frozenset()))
+            else:
+                query = self.interpreter.query_graph(text, speaker, self._context(frozenset()))
+            if task is not None:
+                task.query = query
         if self.base_variant == "entity-rag":
-            seeds = self.interpreter.select_entities(text, speaker, self._context(frozenset()))
-            return retrieve_neighbourhood(kg, list(seeds) + [self.robot])
-        query = self.interpreter.query_graph(text, speaker, self._context(frozenset()))
+            return retrieve_neighbourhood(kg, list(query) + [self.robot])
         return self.searcher.retrieve(kg, query)
 
     def _planning_facts(self, task: _TaskState) -> frozenset[Atom]:
@@ -248,7 +257,7 @@ class ServiceAgent:
         kg = self.memory
         if self.base_variant == "full-kg":
             return kg.facts
-        facts = set(self._retrieve_for(task.text, task.speaker).facts)
+        facts = set(self._retrieve_for(task.text, task.speaker, task).facts)
         names = set(_TOKEN.findall(task.goal))
         for literal in self._pddl_interpreter().compile_goal(task.goal).unsatisfied(kg.facts):
             names.update(_TOKEN.findall(literal))

@@ -1,0 +1,107 @@
+"""ServiceAgent: variants, the loop on real episodes (Fast Downward), failure learning, and the LLM path."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import pytest
+
+import servicerobot  # noqa: F401
+from servicerobot import ServiceAgent
+from servicerobot.agent import default_interpreter
+from servicerobot.errors import ServiceRobotError
+from servicerobot.language.rule_interpreter import RuleInterpreter
+
+
+def _run(env, agent, seed):
+    obs, info = env.reset(seed=seed)
+    while True:
+        obs, _, terminated, truncated, info = env.step(agent.act(obs))
+        if terminated or truncated:
+            return info
+
+
+@pytest.fixture(autouse=True)
+def _no_llm(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def test_unknown_variant_is_a_clear_error():
+    env = gym.make("ServiceRobot-v0", size="small")
+    with pytest.raises(ServiceRobotError, match="unknown agent variant 'smart'.*search-rag"):
+        ServiceAgent.from_env(env, variant="smart")
+
+
+def test_without_api_settings_the_rule_interpreter_is_used():
+    assert isinstance(default_interpreter(), RuleInterpreter)
+
+
+def test_search_rag_agent_completes_small_episodes_with_verbal_updates():
+    env = gym.make("ServiceRobot-v0", size="small", n_tasks=3, event_rate=0.2)
+    agent = ServiceAgent.from_env(env)
+    completed = total = 0
+    for seed in (0, 1):
+        info = _run(env, agent, seed)
+        completed += info["tasks_completed"]
+        total += info["tasks_total"]
+        summary = agent.summary()
+        assert summary["replans"] >= 1 and summary["tokens"] == 0
+        assert any(s.retrieved_facts for s in agent.steps)
+        assert any(r.source == "language" for r in agent.memory.history)
+    assert completed >= total - 1
+
+
+def test_visual_only_ignores_what_people_say():
+    env = gym.make("ServiceRobot-v0", size="small", n_tasks=2, event_rate=0.3, update_mode="both")
+    agent = ServiceAgent.from_env(env, variant="visual-only")
+    _run(env, agent, 0)
+    sources = {r.source for r in agent.memory.history}
+    assert "language" not in sources and "percept" in sources
+
+
+def test_noverify_variant_skips_the_verifier():
+    env = gym.make("ServiceRobot-v0", size="small")
+    agent = ServiceAgent.from_env(env, variant="entity-rag-noverify")
+    assert agent.base_variant == "entity-rag" and not agent.verify
+
+
+def test_a_failed_precondition_corrects_memory():
+    env = gym.make("ServiceRobot-v0", size="small")
+    agent = ServiceAgent.from_env(env)
+    obs, _ = env.reset(seed=0)
+    agent.act(obs)
+    wrong = next(a for a in sorted(agent.memory.facts) if a.predicate == "on")
+    item, surface = wrong.args
+    room = next(a.args[1] for a in agent.memory.facts_about(surface) if a.predicate == "in-room")
+    agent._last_action = f"(pick-up robot {item} {surface} {room})"
+    obs = dict(obs, prior="", utterances="[]",
+               action_result=f"(pick-up robot {item} {surface} {room}) is not applicable: precondition {wrong} is false")
+    agent.act(obs)
+    assert wrong not in agent.memory
+    assert agent.memory.history[-1].source == "failure" or any(r.source == "failure" for r in agent.memory.history)
+
+
+def test_llm_interpreter_agent_over_http(monkeypatch):
+    pytest.importorskip("openai")
+    from openai_server import serve
+
+    env = gym.make("ServiceRobot-v0", size="small", n_tasks=1)
+    for seed in range(50):  # a first task without setup events: the only utterance is the task
+        obs, info = env.reset(seed=seed)
+        if len(json.loads(obs["utterances"])) == 1:
+            break
+    goal = info["oracle"]["goal"]
+    with serve() as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.url)
+        agent = ServiceAgent.from_env(env)
+        assert agent.interpreter.name != "rules"
+        # The agent asks: what kind the utterance is; which memory nodes it mentions; the goal.
+        stub.answer({"kind": "task"})
+        stub.answer({"nodes": [], "edges": []})
+        stub.answer({"goal": goal})
+        action = agent.act(obs)
+    assert agent.task is not None and agent.task.goal == goal
+    assert action.startswith("(") and agent.usage.total_tokens > 0
+    assert agent._reaches_goal([action, *agent.task.plan])
