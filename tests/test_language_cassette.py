@@ -8,7 +8,6 @@ import pytest
 
 pytest.importorskip("openai")
 
-from openai_server import serve
 
 from servicerobot.language import (
     AnswerFormatError,
@@ -25,18 +24,6 @@ SECRET = "sk-test-SECRET-cassette-987654"
 
 def conversation(text: str) -> list[dict]:
     return [{"role": "system", "content": "Classify."}, {"role": "user", "content": text}]
-
-
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch):
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-
-
-@pytest.fixture
-def stub():
-    with serve() as server:
-        yield server
 
 
 def model_for(stub) -> OpenAIModel:

@@ -11,7 +11,6 @@ import pytest
 
 pytest.importorskip("openai")
 
-from openai_server import serve
 
 from servicerobot.errors import DependencyNotInstalled
 from servicerobot.language import AnswerFormatError, LanguageModel, LanguageModelError, OpenAIModel
@@ -20,18 +19,6 @@ SCHEMA = {"title": "kind", "type": "object", "required": ["kind"],
           "properties": {"kind": {"type": "string", "enum": ["task", "update"]}}}
 MESSAGES = [{"role": "system", "content": "Classify."}, {"role": "user", "content": "Kira says: hello"}]
 SECRET = "sk-test-SECRET-0123456789"
-
-
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch):
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-
-
-@pytest.fixture
-def stub():
-    with serve() as server:
-        yield server
 
 
 def make(stub, **kwargs) -> tuple[OpenAIModel, list[float]]:

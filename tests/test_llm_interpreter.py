@@ -6,7 +6,6 @@ import pytest
 
 pytest.importorskip("openai")
 
-from openai_server import serve
 
 from servicerobot.errors import PDDLParseError
 from servicerobot.language import (
@@ -45,18 +44,6 @@ GOOD_UPDATE = {"REMOVE": [{"subject": "mug_1", "relation": "on", "object": "coun
                "ADD": [{"subject": "mug_1", "relation": "inside", "object": "kitchen_sink_1"}]}
 EXPECTED_DELTA = Delta.of(remove=[Atom("on", ("mug_1", "counter_1")), Atom("light-on", ("light_2",))],
                           add=[Atom("inside", ("mug_1", "kitchen_sink_1"))])
-
-
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch):
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-
-
-@pytest.fixture
-def stub():
-    with serve() as server:
-        yield server
 
 
 @pytest.fixture

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from servicerobot.errors import PlannerError
+from servicerobot.planners._process import run_with_timeout
 from servicerobot.planners.base import Planner, PlanResult, PlanStatus
 
 __all__ = ["FastDownward", "driver_path", "status_for_exit_code"]
@@ -124,40 +122,22 @@ class FastDownward(Planner):
             tmp = Path(name)
             (tmp / "domain.pddl").write_text(domain_text, encoding="utf-8")
             (tmp / "problem.pddl").write_text(problem_text, encoding="utf-8")
-            try:
-                proc = subprocess.Popen(
-                    self._command(),
-                    cwd=tmp,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                    start_new_session=True,
-                )
-            except OSError as error:
-                raise PlannerError(f"could not start Fast Downward: {error}") from error
-            try:
-                stdout, stderr = proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:  # pragma: no cover - it ended between the timeout and the kill
-                    pass
-                proc.communicate()
-                return PlanResult(
-                    PlanStatus.TIMEOUT, planner=self.label, message=f"no plan within {timeout} s"
-                )
+            ran = run_with_timeout(self._command(), tmp, timeout, "Fast Downward")
+            if ran is None:
+                return PlanResult(PlanStatus.TIMEOUT, planner=self.label, message=f"no plan within {timeout} s")
+            returncode, stdout, stderr = ran
             plan = _read_plan(tmp, "plan")
         expanded = [int(n) for n in _EXPANDED.findall(stdout)]
         search_times = [float(t) for t in _SEARCH_TIME.findall(stdout)]
-        status, explanation = status_for_exit_code(proc.returncode)
+        status, explanation = status_for_exit_code(returncode)
         if status is PlanStatus.SOLVED and plan is None:
             status, explanation = (
                 PlanStatus.ERROR,
-                f"exit code {proc.returncode} but no plan file was written",
+                f"exit code {returncode} but no plan file was written",
             )
         message = explanation
         if status in (PlanStatus.ERROR, PlanStatus.UNSUPPORTED):
-            message = f"{explanation} (exit code {proc.returncode}):\n{_tail(stderr + chr(10) + stdout)}"
+            message = f"{explanation} (exit code {returncode}):\n{_tail(stderr + chr(10) + stdout)}"
         return PlanResult(
             status,
             plan=plan if status is PlanStatus.SOLVED and plan is not None else (),

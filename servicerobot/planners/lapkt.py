@@ -32,14 +32,12 @@ import importlib.util
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from servicerobot.errors import DependencyNotInstalled, PDDLError, PDDLSemanticError, PlannerError
+from servicerobot.errors import DependencyNotInstalled, PDDLError, PDDLSemanticError
 from servicerobot.pddl.atoms import Atom
 from servicerobot.pddl.explain import conjuncts
 from servicerobot.pddl.features import UnsupportedFeatureError
@@ -69,6 +67,7 @@ from servicerobot.pddl.model import (
 )
 from servicerobot.pddl.parser import parse_domain, parse_problem
 from servicerobot.pddl.writer import write_domain, write_problem
+from servicerobot.planners._process import run_with_timeout
 from servicerobot.planners.base import Planner, PlanResult, PlanStatus
 from servicerobot.planners.goal_compilation import conjunctive_goal
 
@@ -314,32 +313,14 @@ class LAPKT(Planner):
             tmp = Path(name)
             (tmp / "domain.pddl").write_text(domain_out, encoding="utf-8")
             (tmp / "problem.pddl").write_text(problem_out, encoding="utf-8")
-            try:
-                proc = subprocess.Popen(
-                    self._command(),
-                    cwd=tmp,
-                    env={**os.environ, "TMPDIR": name},  # Tarski's gringo files go away with the directory
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                    start_new_session=True,
-                )
-            except OSError as error:
-                raise PlannerError(f"could not start LAPKT: {error}") from error
-            try:
-                stdout, stderr = proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:  # pragma: no cover - it ended between the timeout and the kill
-                    pass
-                proc.communicate()
-                return PlanResult(
-                    PlanStatus.TIMEOUT, planner=self.label, message=f"no plan within {timeout} s"
-                )
+            ran = run_with_timeout(self._command(), tmp, timeout, "LAPKT",
+                                   env={**os.environ, "TMPDIR": name})  # Tarski's gringo files go away with the directory
+            if ran is None:
+                return PlanResult(PlanStatus.TIMEOUT, planner=self.label, message=f"no plan within {timeout} s")
+            returncode, stdout, stderr = ran
             plan_file = tmp / "plan.ipc"
             plan_text = plan_file.read_text(encoding="utf-8") if plan_file.is_file() else None
-        return self._result(proc.returncode, stdout, stderr, plan_text, back)
+        return self._result(returncode, stdout, stderr, plan_text, back)
 
     def _result(
         self, code: int, stdout: str, stderr: str, plan_text: str | None, back: Mapping[str, str]

@@ -1,0 +1,19 @@
+"""Shared fixtures: no test ever sees the developer's OpenAI settings; a local OpenAI-compatible stub."""
+
+from __future__ import annotations
+
+import pytest
+from openai_server import serve
+
+
+@pytest.fixture(autouse=True)
+def _no_openai_env(monkeypatch):
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def stub():
+    """A running stub server (stdlib HTTP, localhost, random port); stopped after the test."""
+    with serve() as server:
+        yield server
