@@ -37,7 +37,7 @@ from servicerobot.memory.retrieval import SearchRetriever, retrieve_all, retriev
 from servicerobot.memory.triplets import Delta
 from servicerobot.memory.updates import apply_percept, update_from_language
 from servicerobot.memory.verifier import Verifier
-from servicerobot.pddl import Atom, Domain, Problem
+from servicerobot.pddl import Atom, Domain, Problem, val_validate, write_domain, write_problem
 from servicerobot.pddl import Interpreter as PDDLInterpreter
 from servicerobot.planners import FastDownward, Planner
 from servicerobot.planners.goal_compilation import conjunctive_goal
@@ -99,7 +99,7 @@ class ServiceAgent:
 
     def __init__(self, domain: Domain, *, variant: str = "search-rag", interpreter: Interpreter | None = None,
                  planner: Planner | None = None, robot: str = "robot", max_attempts: int = 3,
-                 fallback_to_full: bool = True, keep_history: bool = True):
+                 fallback_to_full: bool = True, keep_history: bool = True, validate_with_val: bool = False):
         base = variant.removesuffix("-noverify")
         if base not in VARIANTS:
             raise ServiceRobotError(f"unknown agent variant {variant!r}; choose from "
@@ -114,6 +114,8 @@ class ServiceAgent:
         self.max_attempts = max_attempts
         self.fallback_to_full = fallback_to_full
         self.keep_history = keep_history
+        self.validate_with_val = validate_with_val
+        self.val_rejections = 0
         self.verifier = Verifier(domain)
         self.searcher = SearchRetriever()
         self.memory: KnowledgeGraph | None = None
@@ -289,13 +291,14 @@ class ServiceAgent:
                 objects[name] = kg.type_of(name)
         compiled = self._pddl_interpreter().compile_goal(task.goal)
         goal = conjunctive_goal(self.domain, compiled.formula, objects, facts)
-        result = self.planner.solve(self.domain, Problem("task", self.domain.name, objects, facts, goal))
+        problem = Problem("task", self.domain.name, objects, facts, goal)
+        result = self.planner.solve(self.domain, problem)
         stats.retrieved_facts = len(facts)
         stats.planning_time += time.perf_counter() - t0
         stats.expanded += result.expanded or 0
         stats.replanned = True
         self.replans += 1
-        if result.solved and self._reaches_goal(list(result.plan)):
+        if result.solved and self._reaches_goal(list(result.plan)) and self._val_accepts(problem, result.plan):
             task.plan = deque(result.plan)
             return
         if not full and self.fallback_to_full:  # L3M+P: rebuild :init from the whole graph and retry once
@@ -304,6 +307,14 @@ class ServiceAgent:
         task.plan = deque()
         task.failed_plans += 1
         task.failed_at = kg.version
+
+    def _val_accepts(self, problem: Problem, plan) -> bool:
+        """With `validate_with_val`, VAL must also accept the plan for the problem it was made for."""
+        if not self.validate_with_val:
+            return True
+        ok = val_validate(write_domain(self.domain), write_problem(problem), list(plan)).valid
+        self.val_rejections += not ok
+        return ok
 
     def _reaches_goal(self, plan: list[str]) -> bool:
         """The plan is applicable on memory and ends in the goal (our interpreter as validator)."""

@@ -47,6 +47,15 @@ def test_search_rag_agent_completes_small_episodes_with_verbal_updates():
     assert completed >= total - 1
 
 
+def test_plans_are_validated_by_val_when_asked():
+    env = gym.make("ServiceRobot-v0", size="small", n_tasks=1)
+    checked = ServiceAgent.from_env(env, validate_with_val=True)
+    with_val = _run(env, checked, 1)
+    without = _run(env, ServiceAgent.from_env(env), 1)
+    assert checked.replans >= 1 and checked.val_rejections == 0  # VAL agrees with our interpreter
+    assert with_val["tasks_completed"] == without["tasks_completed"]
+
+
 def test_visual_only_ignores_what_people_say():
     env = gym.make("ServiceRobot-v0", size="small", n_tasks=2, event_rate=0.3, update_mode="both")
     agent = ServiceAgent.from_env(env, variant="visual-only")
