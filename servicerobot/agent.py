@@ -91,6 +91,8 @@ class _TaskState:
     explored: set = field(default_factory=set)
     failed_plans: int = 0
     failed_at: int = -1  # memory version when planning last failed
+    retry_at: int = 0  # step before which a failed plan is not retried (unless an action fails)
+    tried_full: bool = False  # whether planning on the whole graph was tried for this task
     query: Any = None  # the interpreter's retrieval query for this task (query graph or entity names)
 
 
@@ -301,12 +303,14 @@ class ServiceAgent:
         if result.solved and self._reaches_goal(list(result.plan)) and self._val_accepts(problem, result.plan):
             task.plan = deque(result.plan)
             return
-        if not full and self.fallback_to_full:  # L3M+P: rebuild :init from the whole graph and retry once
+        if not full and self.fallback_to_full and not task.tried_full:
+            task.tried_full = True  # L3M+P: rebuild :init from the whole graph and re-plan, once per task
             self._plan(stats, full=True)
             return
         task.plan = deque()
         task.failed_plans += 1
         task.failed_at = kg.version
+        task.retry_at = len(self.steps) + min(32, 2 ** task.failed_plans)
 
     def _val_accepts(self, problem: Problem, plan) -> bool:
         """With `validate_with_val`, VAL must also accept the plan for the problem it was made for."""
@@ -342,7 +346,9 @@ class ServiceAgent:
         else:
             broken = failed or not task.plan or not self._reaches_goal(list(task.plan))
         # Planning again on unchanged memory would fail again: wait for news (or explore).
-        if broken and (failed or task.failed_at != self.memory.version):
+        # After a failed attempt, retry with exponential back-off (memory changes every step while
+        # the robot walks around and looks; each attempt costs a planner call).
+        if broken and (failed or (task.failed_at != self.memory.version and stats.step >= task.retry_at)):
             self._plan(stats)
         if task.plan:
             task.explored.clear()
