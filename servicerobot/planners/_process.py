@@ -29,10 +29,17 @@ def run_with_timeout(command: Sequence[str], cwd: Path, timeout: float | None, w
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:  # pragma: no cover - it ended between the timeout and the kill
-            pass
-        proc.communicate()
+        _kill_group(proc)
         return None
+    except BaseException:  # Ctrl-C or an error here must not leave the planner running on its own
+        _kill_group(proc)
+        raise
     return proc.returncode, stdout, stderr
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:  # pragma: no cover - it ended before the kill
+        pass
+    proc.communicate()
