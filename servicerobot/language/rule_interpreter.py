@@ -129,14 +129,15 @@ class RuleInterpreter:
 
     def __init__(self) -> None:
         self.usage = Usage()
-        self._lexicon: tuple[int, int, _Lexicon] | None = None
+        self._lexicon: tuple[Mapping, _Lexicon] | None = None
 
     # ------------------------------------------------------------------ matching
     def _lex(self, entities: Mapping[str, Mapping]) -> _Lexicon:
-        key = (id(entities), len(entities))
-        if self._lexicon is None or self._lexicon[:2] != key:
-            self._lexicon = (*key, _Lexicon(entities))
-        return self._lexicon[2]
+        # Memory hands out the same catalogue object until an entity is added; keep it alive so its id
+        # cannot be reused by another mapping.
+        if self._lexicon is None or self._lexicon[0] is not entities:
+            self._lexicon = (entities, _Lexicon(entities))
+        return self._lexicon[1]
 
     def _resolve(self, field: str, value: str, lex: _Lexicon, speaker: str):
         value = value.strip()

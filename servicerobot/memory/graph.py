@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import networkx as nx
 
@@ -65,6 +66,7 @@ class KnowledgeGraph:
         self._by_arg: dict[str, set[Atom]] = {}
         self._snapshot: frozenset[Atom] | None = None
         self._phrases: dict[str, str] = {}
+        self._catalogue: Mapping[str, dict] | None = None
         self.version = 0
 
     # ------------------------------------------------------------------ construction
@@ -91,6 +93,7 @@ class KnowledgeGraph:
             self.graph.add_node(name, type=type_, flags=set(), **attributes)
             self._by_arg[name] = set()
         self._phrases.pop(name, None)
+        self._catalogue = None
         self.version += 1
 
     # ------------------------------------------------------------------ reading
@@ -122,9 +125,12 @@ class KnowledgeGraph:
         return {k: v for k, v in data.items() if k != "flags"}
 
     @property
-    def entities(self) -> dict[str, dict]:
-        """name -> catalogue record, for every entity."""
-        return {n: self.entity(n) for n in self.graph.nodes}
+    def entities(self) -> Mapping[str, dict]:
+        """name -> catalogue record, for every entity (read-only; the same object until an entity is added,
+        so interpreters can cache what they derive from it)."""
+        if self._catalogue is None:
+            self._catalogue = MappingProxyType({n: self.entity(n) for n in self.graph.nodes})
+        return self._catalogue
 
     @property
     def objects(self) -> dict[str, str]:
@@ -243,7 +249,7 @@ class KnowledgeGraph:
     # ------------------------------------------------------------------ persistence
     def to_json(self) -> dict:
         return {"format": FORMAT_VERSION, "domain": self.domain.name, "robot": self.robot,
-                "entities": self.entities, "facts": [list(t) for t in self.triplets()],
+                "entities": dict(self.entities), "facts": [list(t) for t in self.triplets()],
                 "history": [r.to_json() for r in self.history]}
 
     def save(self, path: str | os.PathLike) -> None:
