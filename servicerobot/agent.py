@@ -87,7 +87,6 @@ class _TaskState:
     speaker: str
     goal: str | None = None
     plan: deque = field(default_factory=deque)
-    seeds: frozenset[str] = frozenset()
     explored: set = field(default_factory=set)
     failed_plans: int = 0
     failed_at: int = -1  # memory version when planning last failed
@@ -191,9 +190,11 @@ class ServiceAgent:
         if m:  # the world told us which believed fact is wrong
             text = m.group(1)
             negated = text.startswith("(not ")
-            names = _TOKEN.findall(text.removeprefix("(not "))
-            if names and names[0] in self.domain.predicates and all(self.memory.has_entity(n) for n in names[1:]):
-                atom = Atom(names[0], tuple(names[1:]))
+            try:
+                atom = Atom.parse(text[5:-1] if negated else text)
+            except PDDLError:
+                return True
+            if atom.predicate in self.domain.predicates and all(self.memory.has_entity(n) for n in atom.args):
                 self.memory.apply(Delta.of(add=[atom]) if negated else Delta.of(remove=[atom]), "failure", step,
                                   o.action_result)
         return True
@@ -231,7 +232,6 @@ class ServiceAgent:
                 feedback = [f"the goal is not valid PDDL for this domain: {exc}"]
                 continue
             task.goal = goal
-            task.seeds = retrieved.entities
             return
         task.goal = None
 
