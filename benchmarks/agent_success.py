@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
 import gymnasium as gym
+from oracle_success import wilson  # benchmarks/ is on sys.path when a script there runs
 
 import servicerobot  # noqa: F401  (registers the env)
 from servicerobot.agent import ServiceAgent
@@ -31,18 +31,12 @@ from servicerobot.pddl import Atom
 DISTURBANCES = ("reset", "addition", "relocation")
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
-    if n == 0:
-        return [0.0, 1.0]
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
-
-
-def _atom(text: str) -> Atom:
-    parts = text.strip("()").split()
-    return Atom(parts[0], tuple(parts[1:]))
+def _apply_told(reference: KnowledgeGraph, events: list[dict]) -> None:
+    """What people told about these events, applied to the reference memory as it was said."""
+    for e in events:
+        if e["told"]:
+            reference.apply(Delta.of((Atom.parse(a) for a in e["told_delete"]),
+                                     (Atom.parse(a) for a in e["told_add"])), "told", 0)
 
 
 def run_episode(args: tuple) -> dict:
@@ -56,10 +50,7 @@ def run_episode(args: tuple) -> dict:
     reference = None if variant == "oracle" else KnowledgeGraph.from_prior(
         world.domain, json.loads(obs["prior"]), keep_history=False)
     if reference is not None:  # the first task's setup events, told with the first observation
-        for e in info["oracle"]["events"]:
-            if e["told"]:
-                reference.apply(Delta.of((_atom(a) for a in e["told_delete"]),
-                                         (_atom(a) for a in e["told_add"])), "told", 0)
+        _apply_told(reference, info["oracle"]["events"])
     tasks, current = [], {"kind": info["oracle"]["task_kind"], "disturbed": False}
     updates = correct = 0
     jaccard = []
@@ -92,9 +83,7 @@ def run_episode(args: tuple) -> dict:
         events = info["oracle"]["events"]
         told = [e for e in events if e["told"]]
         if reference is not None:
-            for e in told:
-                reference.apply(Delta.of((_atom(a) for a in e["told_delete"]),
-                                         (_atom(a) for a in e["told_add"])), "told", 0)
+            _apply_told(reference, events)
             apply_percept(reference, json.loads(obs["percept"]), 0)
         told_this_step = bool(told) and variant not in ("static", "visual-only")
         if any(e["category"] in DISTURBANCES for e in events):
@@ -112,6 +101,10 @@ def run_episode(args: tuple) -> dict:
     return out
 
 
+def _interval(k: int, n: int) -> list[float]:
+    return [round(x, 4) for x in wilson(k, n)]
+
+
 def summarise(records: list[dict]) -> dict:
     tasks = [t for r in records for t in r["tasks"]]
     done = sum(t["completed"] for t in tasks)
@@ -120,8 +113,8 @@ def summarise(records: list[dict]) -> dict:
     upd = sum(r["kg_updates"] for r in records)
     ok = sum(r["kg_correct"] for r in records)
     return {"episodes": len(records), "tasks": len(tasks), "completed": done, "rate": round(done / max(1, len(tasks)), 4),
-            "wilson95": wilson(done, len(tasks)), "disturbed_tasks": len(dist), "disturbed_completed": ddone,
-            "disturbed_rate": round(ddone / max(1, len(dist)), 4), "disturbed_wilson95": wilson(ddone, len(dist)),
+            "wilson95": _interval(done, len(tasks)), "disturbed_tasks": len(dist), "disturbed_completed": ddone,
+            "disturbed_rate": round(ddone / max(1, len(dist)), 4), "disturbed_wilson95": _interval(ddone, len(dist)),
             "kg_updates": upd, "kg_accuracy": round(ok / upd, 4) if upd else None,
             "kg_fact_jaccard": round(sum(r["kg_jaccard"] * r["kg_updates"] for r in records) / upd, 4) if upd else None,
             "replans_per_episode": round(sum(r.get("replans", 0) for r in records) / len(records), 2),

@@ -17,11 +17,6 @@ from servicerobot.pddl import Atom
 from servicerobot.scenes.household import household_domain
 
 
-def _atom(text: str) -> Atom:
-    parts = text.strip("()").split()
-    return Atom(parts[0], tuple(parts[1:]))
-
-
 def test_is_an_interpreter():
     assert isinstance(RuleInterpreter(), Interpreter)
 
@@ -42,7 +37,7 @@ def test_updates_and_tasks_match_ground_truth_over_oracle_episodes():
             events = info["oracle"]["events"]
             before = set(world.state.atoms)
             for e in reversed(events):
-                before = (before - {_atom(a) for a in e["add"]}) | {_atom(a) for a in e["delete"]}
+                before = (before - {Atom.parse(a) for a in e["add"]}) | {Atom.parse(a) for a in e["delete"]}
             for u in json.loads(obs["utterances"]):
                 ctx = Context(domain, kg.entities, frozenset(before))
                 if ri.classify(u["text"], u["speaker"], ctx) == "task":
@@ -51,8 +46,8 @@ def test_updates_and_tasks_match_ground_truth_over_oracle_episodes():
                     checked_tasks += 1
                     continue
                 told = [e for e in events if e["told"] and e["utterance"][1:] in u["text"]]
-                add = {_atom(a) for e in told for a in e["told_add"]}
-                delete = {_atom(a) for e in told for a in e["told_delete"]}
+                add = {Atom.parse(a) for e in told for a in e["told_add"]}
+                delete = {Atom.parse(a) for e in told for a in e["told_delete"]}
                 delta = ri.interpret_update(u["text"], u["speaker"], ctx)
                 assert delta.add == {a for a in add if a not in before}, u
                 assert delta.remove == {a for a in delete if a in before and a not in add}, u
