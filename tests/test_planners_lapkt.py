@@ -7,27 +7,23 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import itertools
 import shutil
-from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 pytest.importorskip("lapkt", reason='LAPKT is optional: pip install "servicerobot[lapkt]"')
 
-from servicerobot.envs.household.state import HouseholdState
+from planning_problems import CYCLE, HOUSEHOLD, SHUFFLE8, blocks, gripper, household_problem, household_world
+
 from servicerobot.errors import DependencyNotInstalled
-from servicerobot.oracle import relevant_problem
 from servicerobot.pddl import Interpreter, Problem, parse_domain, parse_problem, validate_plan
 from servicerobot.pddl.domains import load, text
 from servicerobot.planners import FastDownward, PlanStatus, get_planner
 from servicerobot.planners.lapkt import DEFAULT_PLANNER, LAPKT, lapkt_planners, prepare_domain
-from servicerobot.scenes.household import PRESETS, ROBOT, generate_household, household_domain
+from servicerobot.scenes.household import ROBOT
 
 BLOCKS = load("blocksworld")
 GRIPPER = load("gripper")
-HOUSEHOLD = household_domain()
 
 # a 0-ary action whose only precondition is static: LAPKT 0.2.1 segfaults on it without our guard
 NO_FLUENT_PRECONDITION = """
@@ -41,40 +37,6 @@ GUARD_PROBLEM = (
 )
 
 
-def blocks(start: list[list[str]], goal: list[list[str]], arm_empty: bool = True) -> str:
-    """A blocksworld problem from towers, bottom block first."""
-
-    def atoms(towers: list[list[str]], with_state: bool) -> list[str]:
-        out = []
-        for tower in towers:
-            out += [f"(on-table {tower[0]})"] if with_state else []
-            out += [f"(on {top} {below})" for below, top in itertools.pairwise(tower)]
-            out += [f"(clear {tower[-1]})"] if with_state else []
-        return out
-
-    names = sorted(b for tower in start for b in tower)
-    return (
-        f"(define (problem bw) (:domain blocksworld) (:objects {' '.join(names)}) "
-        f"(:init {'(arm-empty)' if arm_empty else ''} {' '.join(atoms(start, True))}) "
-        f"(:goal (and {' '.join(atoms(goal, False))})))"
-    )
-
-
-def gripper(n: int) -> str:
-    balls = [f"ball{i}" for i in range(1, n + 1)]
-    init = ["(room rooma)", "(room roomb)", "(gripper left)", "(gripper right)", "(at-robby rooma)",
-            "(free left)", "(free right)"]
-    init += [f"(ball {b})" for b in balls] + [f"(at {b} rooma)" for b in balls]
-    goal = " ".join(f"(at {b} roomb)" for b in balls)
-    return (f"(define (problem gripper{n}) (:domain gripper) "
-            f"(:objects rooma roomb left right {' '.join(balls)}) "
-            f"(:init {' '.join(init)}) (:goal (and {goal})))")
-
-
-SHUFFLE8 = blocks(
-    [["a", "b", "c"], ["d", "e"], ["f", "g", "h"]], [["h", "a", "e"], ["c", "g", "b", "d", "f"]]
-)
-CYCLE = blocks([["a"], ["b"], ["c"]], [["a", "b", "c", "a"]])  # a on b on c on a: unsolvable
 ARMLESS = blocks([["a"], ["b"]], [["a", "b"]], arm_empty=False)  # no action is ever applicable
 
 
@@ -93,15 +55,7 @@ def fd():
 
 @pytest.fixture(scope="module")
 def world():
-    scene = generate_household(PRESETS["small"], np.random.default_rng(0))
-    return SimpleNamespace(scene=scene, state=HouseholdState(scene, scene.init),
-                           interpreter=Interpreter(HOUSEHOLD, scene.objects), domain=HOUSEHOLD)
-
-
-def household_problem(world, goal: str) -> Problem:
-    """The oracle's pruned problem for `goal`, with the goal kept as written (quantified)."""
-    problem = relevant_problem(world, goal)
-    return dataclasses.replace(problem, goal=world.interpreter.compile_goal(goal).formula)
+    return household_world()
 
 
 def household_cases(world) -> dict[str, Problem]:
