@@ -18,10 +18,10 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 import gymnasium as gym
-from oracle_success import wilson  # benchmarks/ is on sys.path when a script there runs
 
 import servicerobot  # noqa: F401  (registers the env)
 from servicerobot.agent import ServiceAgent
+from servicerobot.experiments.stats import wilson
 from servicerobot.memory.graph import KnowledgeGraph
 from servicerobot.memory.triplets import Delta
 from servicerobot.memory.updates import apply_percept

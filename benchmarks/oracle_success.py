@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from collections import Counter
 from multiprocessing import Pool
@@ -18,17 +17,8 @@ from multiprocessing import Pool
 import gymnasium as gym
 
 import servicerobot  # noqa: F401
+from servicerobot.experiments.stats import wilson
 from servicerobot.oracle import OracleAgent
-
-
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval for a binomial proportion."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def run_episode(args: tuple[int, str, str]) -> dict:

@@ -1,5 +1,5 @@
-"""The `servicerobot` command line: `servicerobot demo` runs episodes and writes videos and a summary;
-`servicerobot equiv` compares two PDDL problems."""
+"""The `servicerobot` command line: `demo` (episodes with videos and a summary), `run` (experiment grids),
+`report` (tables and plots), `bench` (the benchmark scripts), `equiv` (PDDL problem equivalence)."""
 
 from __future__ import annotations
 
@@ -20,50 +20,99 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    import gymnasium as gym
+    from servicerobot.experiments.demo import print_summary, run_demo
+
+    rows = run_demo(args.out, episodes=args.episodes, tasks=args.tasks, size=args.size, seed=args.seed,
+                    variant=args.variant, video=not args.no_video)
+    print_summary(rows, Path(args.out))
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    import servicerobot  # noqa: F401
-    from servicerobot.oracle import OracleAgent
+    from servicerobot.errors import ServiceRobotError
+    from servicerobot.experiments.config import load_config
+    from servicerobot.experiments.runner import run_grid
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    env = gym.make("ServiceRobot-v0", size=args.size, n_tasks=args.tasks, render_mode="rgb_array")
-    env = gym.wrappers.RecordVideo(env, str(out), name_prefix="servicerobot", episode_trigger=lambda _: True,
-                                   disable_logger=True)
-    for episode in range(args.episodes):
-        agent = OracleAgent.from_env(env)
-        obs, info = env.reset(seed=args.seed + episode)
-        steps, start = 0, time.perf_counter()
-        with tqdm(total=info["tasks_total"], desc=f"episode {episode}", unit="task", leave=False,
-                  mininterval=0.5) as bar:
-            while True:
-                action = agent.act(obs)
-                env.unwrapped.set_overlay(plan=agent.plan[:3], last_action=action)
-                obs, _, terminated, truncated, info = env.step(action)
-                steps += 1
-                bar.update(info["tasks_completed"] + info["tasks_failed"] - bar.n)
-                bar.set_postfix_str(f"step {steps} | {info['task'][:50]}", refresh=False)
-                if terminated or truncated:
-                    break
-        rows.append({"episode": episode, "seed": args.seed + episode, "steps": steps,
-                     "tasks_completed": info["tasks_completed"], "tasks_total": info["tasks_total"],
-                     "replans": agent.replans, "planning_s": round(agent.planning_time, 2),
-                     "wall_s": round(time.perf_counter() - start, 2)})
-        print(f"episode {episode}: {info['tasks_completed']}/{info['tasks_total']} tasks in {steps} steps",
-              file=sys.stderr)
-    env.close()
-    _write_atomic(out / "summary.json", json.dumps(rows, indent=2))
-    header = f"{'episode':>7} {'seed':>5} {'tasks':>7} {'steps':>6} {'replans':>7} {'plan s':>7} {'wall s':>7}"
-    print(header)
-    for r in rows:
-        print(f"{r['episode']:>7} {r['seed']:>5} {r['tasks_completed']:>3}/{r['tasks_total']:<3} {r['steps']:>6} "
-              f"{r['replans']:>7} {r['planning_s']:>7} {r['wall_s']:>7}")
-    done = sum(r["tasks_completed"] for r in rows)
-    total = sum(r["tasks_total"] for r in rows)
-    print(f"tasks completed: {done}/{total}; videos and summary.json in {out}/")
+    try:
+        config = load_config(args.config)
+    except ServiceRobotError as error:
+        print(f"servicerobot run: {error}", file=sys.stderr)
+        return 2
+    out = Path(args.out or f"results/{config.name}.jsonl")
+    backend = "ray" if args.ray_address else ("serial" if args.workers == 1 else "process")
+    total = len(config.episodes())
+    print(f"{config.name} ({config.hash}): {total} episodes -> {out} [{backend}]", file=sys.stderr)
+    bar = tqdm(total=total, unit="episode", file=sys.stderr, mininterval=0.5)
+    tally = {"tasks": 0, "completed": 0}
+
+    def progress(record: dict) -> None:
+        tally["tasks"] += len(record["tasks"])
+        tally["completed"] += sum(t["completed"] for t in record["tasks"])
+        bar.update(1)
+        bar.set_postfix_str(f"{record['key']} {record['status']} | tasks {tally['completed']}/{tally['tasks']}",
+                            refresh=False)
+
+    try:
+        from servicerobot.experiments.runner import finished_keys
+
+        bar.update(len(finished_keys(out) & {s.key for s in config.episodes()}))
+        counts = run_grid(config, out, backend=backend, workers=args.workers, ray_address=args.ray_address,
+                          on_record=progress)
+    except ServiceRobotError as error:
+        print(f"servicerobot run: {error}", file=sys.stderr)
+        return 2
+    finally:
+        bar.close()
+    print(f"{counts['ran']} episodes run, {counts['skipped']} already done, {counts['errors']} failed; "
+          f"results in {out}. Next: servicerobot report {out} --out {out.with_suffix('')}-report")
+    return 1 if counts["errors"] else 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from servicerobot.errors import ServiceRobotError
+    from servicerobot.experiments.report import write_report
+
+    try:
+        paths = write_report(args.results, args.out)
+    except ServiceRobotError as error:
+        print(f"servicerobot report: {error}", file=sys.stderr)
+        return 2
+    print(f"report written to {args.out}/")
+    for p in paths.files:
+        print(f"  {p}")
     return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    import subprocess
+
+    folder = Path(args.benchmarks)
+    if not folder.is_dir():
+        print(f"servicerobot bench: no folder {folder}/ (run from a source checkout, or pass --benchmarks)",
+              file=sys.stderr)
+        return 2
+    scripts = sorted(p for p in folder.glob("*.py") if not args.only or p.stem in args.only)
+    results, failed = {}, 0
+    for script in scripts:
+        cmd = [sys.executable, str(script), *(["--quick"] if args.quick and "--quick" in script.read_text() else [])]
+        print(f"bench: {' '.join(cmd[1:])}", file=sys.stderr)
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=folder, check=False)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+        try:
+            results[script.stem] = json.loads(lines[-1]) if proc.returncode == 0 and lines else {
+                "error": f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}"}
+        except ValueError:
+            results[script.stem] = {"error": "the last JSON line does not parse"}
+        failed += "error" in results[script.stem]
+        results[script.stem]["bench_wall_s"] = round(time.perf_counter() - t0, 1)
+    text = json.dumps(results, indent=2)
+    if args.out:
+        _write_atomic(Path(args.out), text + "\n")
+    print(text)
+    return 1 if failed else 0
 
 
 def _equiv(args: argparse.Namespace) -> int:
@@ -93,12 +142,28 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `servicerobot` console script."""
     parser = argparse.ArgumentParser(prog="servicerobot", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run a few episodes with the oracle agent; write MP4s and a summary")
+    demo = sub.add_parser("demo", help="run a few episodes with the default agent; write MP4s and a summary")
     demo.add_argument("--out", default="demo-out", help="folder for videos and summary.json")
     demo.add_argument("--episodes", type=int, default=2)
     demo.add_argument("--tasks", type=int, default=3, help="tasks per episode")
     demo.add_argument("--size", default="default", choices=["small", "default", "large"])
     demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--variant", default="search-rag", help="agent variant (see README)")
+    demo.add_argument("--no-video", action="store_true", help="skip rendering (faster)")
+    run = sub.add_parser("run", help="run an experiment grid (config x variant x seed) into JSONL; resumes")
+    run.add_argument("config", help="a YAML config file, or a shipped config name (smoke, l3mp_table1, l3mp_table2)")
+    run.add_argument("--out", help="results file (default results/<config name>.jsonl)")
+    run.add_argument("--workers", type=int, default=None, help="parallel episodes (default: CPU count; 1 = serial)")
+    run.add_argument("--ray-address", default=None,
+                     help="run on Ray: 'local' starts an instance here, 'auto' or HOST:PORT joins a cluster")
+    report = sub.add_parser("report", help="Markdown/CSV tables and PNG plots from a results file")
+    report.add_argument("results", help="a JSONL results file written by `servicerobot run`")
+    report.add_argument("--out", default="report", help="folder for report.md, CSVs and plots")
+    bench = sub.add_parser("bench", help="run the scripts in benchmarks/ and collect their JSON")
+    bench.add_argument("--benchmarks", default="benchmarks", help="the benchmarks folder (source checkout)")
+    bench.add_argument("--only", nargs="*", help="script names (without .py) to run")
+    bench.add_argument("--quick", action="store_true", help="pass --quick to scripts that accept it")
+    bench.add_argument("--out", help="also write the collected JSON here")
     equiv = sub.add_parser(
         "equiv", help="are two PDDL problems the same task up to renaming? (exit 0 yes, 1 no, 2 error)"
     )
@@ -108,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     equiv.add_argument("--placeholder", action="store_true",
                        help="match init and goal with separate renamings (Planetarium's placeholder mode)")
     args = parser.parse_args(argv)
-    return {"demo": _demo, "equiv": _equiv}[args.command](args)
+    return {"demo": _demo, "run": _run, "report": _report, "bench": _bench, "equiv": _equiv}[args.command](args)
 
 
 if __name__ == "__main__":

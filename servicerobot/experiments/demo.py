@@ -1,0 +1,95 @@
+"""`servicerobot demo`: a few episodes of ServiceRobot-v0 with the default agent, one MP4 each, a summary."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+import warnings
+from collections import Counter
+from pathlib import Path
+
+__all__ = ["belief_line", "run_demo"]
+
+_TOKEN = re.compile(r"[a-z][a-z0-9_\-]*")
+
+
+def belief_line(agent, limit: int = 4) -> str:
+    """What memory believes about the entities of the current goal, e.g. "mug_1 on table_2; fridge_1 closed"."""
+    task, memory = agent.task, agent.memory
+    if task is None or task.goal is None or memory is None:
+        return ""
+    names = [n for n in dict.fromkeys(_TOKEN.findall(task.goal)) if memory.has_entity(n) and n != agent.robot]
+    shown = []
+    for name in names:
+        for atom in memory.facts_about(name):
+            if atom.args[0] == name and atom.predicate not in ("is-a",):
+                shown.append(" ".join((atom.args[0], atom.predicate, *atom.args[1:])))
+                break
+        if len(shown) == limit:
+            break
+    if not shown:  # a quantified goal ("every dish clean"): how many facts of its predicates memory holds
+        counts = Counter(a.predicate for a in memory.facts)
+        shown = [f"{p}: {counts[p]} believed" for p in dict.fromkeys(_TOKEN.findall(task.goal)) if p in counts]
+    return "; ".join(shown[:limit])
+
+
+def run_demo(out: str | Path, episodes: int = 2, tasks: int = 3, size: str = "default", seed: int = 0,
+             variant: str = "search-rag", video: bool = True) -> list[dict]:
+    """Run the episodes, write `episode-N.mp4` files and `summary.json` into `out`; return the rows."""
+    import gymnasium as gym
+    from tqdm import tqdm
+
+    import servicerobot  # noqa: F401
+    from servicerobot.agent import ServiceAgent
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    env = gym.make("ServiceRobot-v0", size=size, n_tasks=tasks, render_mode="rgb_array" if video else None)
+    if video:
+        with warnings.catch_warnings():  # an existing --out folder is fine: our file names are fixed
+            warnings.simplefilter("ignore", UserWarning)
+            env = gym.wrappers.RecordVideo(env, str(out), name_prefix="servicerobot",
+                                           episode_trigger=lambda _: True, disable_logger=True)
+    rows = []
+    for episode in range(episodes):
+        agent = ServiceAgent.from_env(env, variant=variant)
+        obs, info = env.reset(seed=seed + episode)
+        steps, start = 0, time.perf_counter()
+        with tqdm(total=info["tasks_total"], desc=f"episode {episode}", unit="task", leave=False,
+                  mininterval=0.5, file=sys.stderr) as bar:
+            while True:
+                action = agent.act(obs)
+                plan = list(agent.task.plan)[:3] if agent.task is not None else []
+                env.unwrapped.set_overlay(plan=plan, last_action=action, belief=belief_line(agent))
+                obs, _, terminated, truncated, info = env.step(action)
+                steps += 1
+                bar.update(info["tasks_completed"] + info["tasks_failed"] - bar.n)
+                bar.set_postfix_str(f"step {steps} | {info['task'][:50]}", refresh=False)
+                if terminated or truncated:
+                    break
+        summary = agent.summary()
+        rows.append({"episode": episode, "seed": seed + episode, "steps": steps,
+                     "tasks_completed": info["tasks_completed"], "tasks_total": info["tasks_total"],
+                     "replans": summary["replans"], "planning_s": round(summary["planning_time"], 2),
+                     "updates_applied": summary["updates_applied"], "interpreter": summary["interpreter"],
+                     "wall_s": round(time.perf_counter() - start, 2),
+                     "video": str(out / f"servicerobot-episode-{episode}.mp4") if video else None})
+    env.close()
+    tmp = out / "summary.json.tmp"
+    tmp.write_text(json.dumps(rows, indent=2))
+    tmp.replace(out / "summary.json")
+    return rows
+
+
+def print_summary(rows: list[dict], out: Path) -> None:
+    """The summary table on stdout."""
+    print(f"{'episode':>7} {'seed':>5} {'tasks':>7} {'steps':>6} {'replans':>7} {'plan s':>7} {'wall s':>7}")
+    for r in rows:
+        print(f"{r['episode']:>7} {r['seed']:>5} {r['tasks_completed']:>3}/{r['tasks_total']:<3} {r['steps']:>6} "
+              f"{r['replans']:>7} {r['planning_s']:>7} {r['wall_s']:>7}")
+    done = sum(r["tasks_completed"] for r in rows)
+    total = sum(r["tasks_total"] for r in rows)
+    interp = rows[0]["interpreter"] if rows else "?"
+    print(f"tasks completed: {done}/{total} (ServiceAgent, {interp} interpreter); videos and summary.json in {out}/")
