@@ -10,6 +10,10 @@ __version__ = "0.1.0"
 if "ServiceRobot-v0" not in registry:
     register(id="ServiceRobot-v0", entry_point="servicerobot.envs.core:ServiceRobotEnv",
              kwargs={"world": "household"})
+if "ServiceRobot-PyBullet-v0" not in registry:
+    register(id="ServiceRobot-PyBullet-v0", entry_point="servicerobot.envs.core:ServiceRobotEnv",
+             kwargs={"world": "pybullet", "size": "default", "update_mode": "both", "n_tasks": 4,
+                     "event_rate": 0.02, "width": 320, "height": 240})
 
 __all__ = ["ServiceAgent", "__version__"]
 

@@ -8,9 +8,12 @@ __all__ = [
     "PDDLError",
     "PDDLParseError",
     "PDDLSemanticError",
+    "PlanVerificationError",
     "PlannerError",
     "SceneError",
     "ServiceRobotError",
+    "TampError",
+    "TampGoalError",
 ]
 
 
@@ -49,3 +52,15 @@ class SceneError(ServiceRobotError, ValueError):
 
 class DependencyNotInstalled(ServiceRobotError, ImportError):
     """An optional back end is missing; the message names the pip extra that installs it."""
+
+
+class TampError(ServiceRobotError):
+    """Task and motion planning on a scene-graph map went wrong (not: found no plan; that is a plan status)."""
+
+
+class TampGoalError(TampError, ValueError):
+    """A TAMP goal is malformed, names unknown symbols, or can never hold; the message says which literal."""
+
+
+class PlanVerificationError(TampError, AssertionError):
+    """A TAMP plan breaks its goal or its motion enters a place the goal avoids; the message lists each breach."""

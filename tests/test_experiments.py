@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from servicerobot.experiments.config import ConfigError, load_config, parse_config, shipped_configs
-from servicerobot.experiments.episode import GoalScorer, make_env, run_episode
+from servicerobot.experiments.episode import GoalScorer, make_env
 from servicerobot.experiments.runner import ResultsError, finished_keys, run_grid, stable_part
 
 TINY = {"name": "tiny", "seeds": [0, 1], "variants": ["oracle", "search-rag"],

@@ -252,4 +252,8 @@ def _make_world(name: str, **kwargs: Any) -> World:
         if "task_kinds" in opts:
             opts["task_kinds"] = tuple(opts["task_kinds"])
         return HouseholdWorld(kwargs["size"], HouseholdOptions(**opts))
-    raise SceneError(f"unknown world {name!r}; available: ['household']")
+    if name == "pybullet":
+        from servicerobot.envs.pybullet.world import make_pybullet_world
+
+        return make_pybullet_world(**kwargs)
+    raise SceneError(f"unknown world {name!r}; available: ['household', 'pybullet']")
