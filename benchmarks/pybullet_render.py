@@ -24,11 +24,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
-from pybullet_episode import PyBulletOracle  # noqa: E402
+from pybullet_episode import PyBulletOracle
 
-from servicerobot.envs.core import ServiceRobotEnv  # noqa: E402
-from servicerobot.envs.pybullet.world import PyBulletOptions, PyBulletWorld  # noqa: E402
-from servicerobot.planners import FastDownward  # noqa: E402
+from servicerobot.envs.core import ServiceRobotEnv
+from servicerobot.envs.pybullet.world import PyBulletOptions, PyBulletWorld
+from servicerobot.planners import FastDownward
 
 
 def render_fps(world: PyBulletWorld, width: int, height: int, frames: int = 30) -> float:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from servicerobot.pddl import Problem
 from servicerobot.planners import FastDownward, Planner
 from servicerobot.planners.goal_compilation import conjunctive_goal
-from servicerobot.scenes.household import ROBOT, household_domain
+from servicerobot.scenes.household import ROBOT
 
 __all__ = ["OracleAgent", "relevant_problem"]
 
@@ -78,8 +78,9 @@ class OracleAgent:
         return interp.compile_goal(goal).holds(state)
 
     def _replan(self, world, goal: str) -> None:
-        problem = relevant_problem(world, goal)
-        result = self.planner.solve(household_domain(), problem)
+        # A world may build its own (sparse) oracle problem; the household one is pruned here.
+        problem = world.oracle_problem(goal) if hasattr(world, "oracle_problem") else relevant_problem(world, goal)
+        result = self.planner.solve(world.domain, problem)
         self.replans += 1
         self.planning_time += result.total_time
         if result.solved:

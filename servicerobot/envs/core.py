@@ -169,6 +169,13 @@ class ServiceRobotEnv(gym.Env):
         self._overlay["last_action"] = executed
         return obs, reward, terminated, truncated, info
 
+    def close(self) -> None:
+        """Free the world's resources (a PyBullet world's physics client) now, not at garbage collection."""
+        close = getattr(self.world, "close", None)
+        if close is not None:
+            close()
+        super().close()
+
     def render(self):
         if self.render_mode != "rgb_array":
             return None
