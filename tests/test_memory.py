@@ -159,3 +159,28 @@ def test_save_load_round_trip_and_corrupt_files(kg, tmp_path):
         KnowledgeGraph.load(tmp_path / "bad.json", household_domain())
     with pytest.raises(MemoryFileError, match="no memory file"):
         KnowledgeGraph.load(tmp_path / "missing.json", household_domain())
+
+
+def test_percept_of_the_true_state_never_removes_a_true_fact():
+    """The percept lists every fact the closed-world rule judges: a memory that equals the truth is left
+    unchanged by every percept along an oracle episode (before the fix, seeing the hallway removed
+    `(connected kitchen hallway)`: its object was observed, its subject not in view)."""
+    from servicerobot.oracle import OracleAgent
+
+    env = gym.make("ServiceRobot-v0", update_mode="visual", n_tasks=2)
+    obs, _ = env.reset(seed=0)
+    world = env.unwrapped.world
+    agent = OracleAgent.from_env(env)
+    memory = KnowledgeGraph.from_prior(world.domain, json.loads(obs["prior"]))
+    rooms = set()
+    for _ in range(40):
+        truth = world.state.atoms
+        memory.apply(Delta.of(remove=memory.facts - truth, add=truth - memory.facts), "truth", 0)
+        percept = json.loads(obs["percept"])
+        rooms.add(percept["room"])
+        changed = apply_percept(memory, percept, 0)
+        assert not changed.remove and not changed.add, (percept["room"], changed)
+        obs, _, terminated, truncated, _ = env.step(agent.act(obs))
+        if terminated or truncated:
+            break
+    assert len(rooms) >= 2  # the robot walked through several rooms

@@ -206,11 +206,15 @@ class HouseholdWorld(World):
         if self._percept_cache is not None and self._percept_cache[0] == key:
             return self._percept_cache[1]
         visible = self.state.visible()
-        facts = [atom_to_triplet(a) for a in sorted(a for e in visible for a in self.state.about(e))]
         room = self.state.robot_room()
         # Whose contents are seen in full: the room (who and what is in it), open fixtures, people, robot.
         observed = [room] + [f for f in self.scene.fixtures_in(room) if not self.state.is_closed(f)]
         observed += self.state.people_in(room) + [ROBOT]
+        # Every fact the closed-world rule judges: subject in view, or object observed (e.g. the door
+        # from the next room into this one, `(connected kitchen hallway)`, seen from the hallway).
+        judged = {a for e in visible for a in self.state.about(e)}
+        judged.update(a for o in observed for a in self.state.by_arg[o] if len(a.args) == 2 and a.args[1] == o)
+        facts = [atom_to_triplet(a) for a in sorted(judged)]
         result = {"room": room, "entities": {e: self.scene.entities[e].pddl_type for e in visible},
                   "facts": facts, "observed": observed}
         self._percept_cache = (key, result)
