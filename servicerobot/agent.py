@@ -47,6 +47,7 @@ __all__ = ["VARIANTS", "AgentStep", "ServiceAgent", "default_interpreter"]
 VARIANTS = ("static", "full-kg", "entity-rag", "search-rag", "visual-only")
 _FAILED_PRE = re.compile(r"precondition (\((?:not )?\(?[^()]*\)?\)) is false")
 _TOKEN = re.compile(r"[a-z0-9_\-]+")
+_LOCATED_BY = ("on", "inside", "held-by")  # (item, holder) predicates: where an item stands
 
 
 def default_interpreter() -> Interpreter:
@@ -88,6 +89,7 @@ class _TaskState:
     goal: str | None = None
     plan: deque = field(default_factory=deque)
     explored: set = field(default_factory=set)
+    looked: set = field(default_factory=set)  # rooms seen since the task came (to check a goal memory thinks holds)
     failed_plans: int = 0
     failed_at: int = -1  # memory version when planning last failed
     retry_at: int = 0  # step before which a failed plan is not retried (unless an action fails)
@@ -340,7 +342,8 @@ class ServiceAgent:
             return "(wait)"
         if self._pddl_interpreter().compile_goal(task.goal).holds(self.memory.facts):
             task.plan.clear()
-            return "(wait)"  # done as far as memory knows
+            # A task asked for looks done in memory: when the robot can see, it goes to look first.
+            return self._look_at_goal() if self._sees else "(wait)"
         if self.base_variant == "visual-only":
             broken = failed or not task.plan
         else:
@@ -359,16 +362,43 @@ class ServiceAgent:
         """No plan: when the robot can see, walk to the nearest room not visited since planning failed."""
         if not self._sees:
             return "(wait)"
+        return self._walk_to(lambda room: room not in self.task.explored)
+
+    def _look_at_goal(self) -> str:
+        """Walk to the nearest room, not yet looked at for this task, of an entity the goal names (every
+        room for a goal that names none, e.g. "throw away anything broken")."""
+        kg, task = self.memory, self.task
+        named = [n for n in _TOKEN.findall(task.goal) if kg.has_entity(n) and n != self.robot]
+        rooms = {self._room_of(n) for n in named} if named else set(kg.of_type("room"))
+        rooms -= task.looked | {None}
+        return self._walk_to(rooms.__contains__, task.looked) if rooms else "(wait)"
+
+    def _room_of(self, name: str) -> str | None:
+        """The room memory places an entity in, following on / inside / held-by to where it stands."""
+        kg = self.memory
+        for _ in range(4):
+            rooms = kg.values("in-room", name)
+            if rooms:
+                return rooms[0]
+            holders = [a.args[1] for a in kg.facts_about(name)
+                       if len(a.args) == 2 and a.args[0] == name and a.predicate in _LOCATED_BY]
+            if not holders:
+                return None
+            name = holders[0]
+        return None
+
+    def _walk_to(self, wanted, visited: set | None = None) -> str:
+        """One move along the shortest known path to the nearest room for which `wanted(room)` holds."""
         kg = self.memory
         here = next(iter(kg.values("in-room", self.robot)), None)
         if here is None:
             return "(wait)"
-        self.task.explored.add(here)
+        (visited if visited is not None else self.task.explored).add(here)
         parents = {here: None}
         queue = deque([here])
         while queue:
             room = queue.popleft()
-            if room not in self.task.explored:
+            if room != here and wanted(room):
                 while parents[room] != here:
                     room = parents[room]
                 return f"(move {self.robot} {here} {room})"

@@ -105,3 +105,13 @@ def test_llm_interpreter_agent_over_http(monkeypatch, stub):
     assert agent.task is not None and agent.task.goal == goal
     assert action.startswith("(") and agent.usage.total_tokens > 0
     assert agent._reaches_goal([action, *agent.task.plan])
+
+
+def test_a_seeing_agent_goes_to_look_when_memory_thinks_the_task_is_done():
+    """Someone unmade the bed and said so; visual-only did not listen, so memory holds the goal. Asked to
+    make the bed, it walks to the bed's room, sees it unmade, and makes it (before: it waited)."""
+    env = gym.make("ServiceRobot-v0", n_tasks=2, update_mode="both", task_kinds=["make_bed"])
+    agent = ServiceAgent.from_env(env, variant="visual-only")
+    info = _run(env, agent, 1)
+    assert info["tasks_completed"] == 2
+    assert agent.replans >= 1 and any(s.action.startswith("(make-bed") for s in agent.steps)

@@ -172,7 +172,7 @@ class GoalScorer:
         except GoalTooComplexError:  # e.g. "every dish clean" over 40 dishes: DNF too large to compare
             same = " ".join(agent_goal.split()) == " ".join(true_goal.split())
             out.update(parseable=True, correct=same, decided=same)
-        if verdict.parseable and self.check_solvable:
+        if out["parseable"] and self.check_solvable:
             out["solvable"] = self._solvable(source)
         return out
 
