@@ -93,7 +93,7 @@ def _bench(args: argparse.Namespace) -> int:
         print(f"servicerobot bench: no folder {folder}/ (run from a source checkout, or pass --benchmarks)",
               file=sys.stderr)
         return 2
-    scripts = sorted(p for p in folder.glob("*.py") if not args.only or p.stem in args.only)
+    scripts = sorted(p.resolve() for p in folder.glob("*.py") if not args.only or p.stem in args.only)
     results, failed = {}, 0
     for script in scripts:
         cmd = [sys.executable, str(script), *(["--quick"] if args.quick and "--quick" in script.read_text() else [])]

@@ -196,3 +196,15 @@ def test_demo_writes_videos_and_a_summary(tmp_path):
     video = Path(rows[0]["video"])
     assert video.exists() and video.stat().st_size > 1000
     assert json.loads((tmp_path / "summary.json").read_text()) == rows
+
+
+def test_bench_collects_each_scripts_last_json_line(tmp_path, capsys):
+    from servicerobot.cli import main
+
+    (tmp_path / "fast.py").write_text("import sys, json\nprint('warming up')\nprint(json.dumps({'x': len(sys.argv)}))\n")
+    (tmp_path / "broken.py").write_text("raise SystemExit('no data')\n")
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--benchmarks", str(tmp_path), "--out", str(out)]) == 1  # one script failed
+    results = json.loads(out.read_text())
+    assert results["fast"]["x"] == 1 and "no data" in results["broken"]["error"]
+    assert main(["bench", "--benchmarks", str(tmp_path), "--only", "fast"]) == 0
