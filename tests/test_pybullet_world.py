@@ -300,3 +300,21 @@ def test_record_video_writes_mp4(tmp_path):
     assert videos
     frames = list(iio.imiter(videos[0]))
     assert len(frames) >= 10 and frames[0].shape == (240, 320, 3)
+
+
+def test_hierarchical_planner_plans_on_the_worlds_scene_graph_with_pybullet_collision_checks():
+    """The TAMP planner (sparse encoding, A* over places, motions checked by PyBullet through the world's
+    checker) solves inspection goals on the map the PyBullet layout produces; every plan is verified."""
+    from servicerobot.planners.tamp import TampPlanner, parse_goal
+
+    w = new_world(0, size="default")
+    try:
+        m = w.tamp_map
+        box = m.suspicious()[0]
+        far = max(m.places, key=lambda p: m.distance(m.places[p].centre, m.places[m.start].centre))
+        plan = TampPlanner(m, checker=w.checker, timeout=30).plan(parse_goal(f"(and (safe {box}) (visited {far}))"))
+        assert plan.status == "solved" and plan.verified
+        assert [a.args[0] for a in plan.actions if a.name == "inspect"] == [box]
+        assert any(far in step.places for step in plan.steps)
+    finally:
+        w.close()
