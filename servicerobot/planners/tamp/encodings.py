@@ -160,7 +160,8 @@ def _lit(lit, pn: dict[str, str]) -> str:
 
 def dense_problem(ctx: TampContext, goal: DnfGoal, objects: Iterable[str] = (), clause: int | None = None,
                   deadline: Deadline | None = None) -> TaskProblem:
-    """Every place and place-place edge (minus what included objects' discs cover), plus included objects."""
+    """Every place and place-place edge (minus what included objects' discs cover), plus included objects and
+    their near-object edges (`_near_edges`)."""
     t0 = time.perf_counter()
     goal.check(ctx.map)
     clauses = _clauses(goal, clause)
