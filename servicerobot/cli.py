@@ -12,13 +12,6 @@ from pathlib import Path
 __all__ = ["main"]
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a reader never sees half a file."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
 def _demo(args: argparse.Namespace) -> int:
     from servicerobot.experiments.demo import print_summary, run_demo
 
@@ -110,7 +103,9 @@ def _bench(args: argparse.Namespace) -> int:
         results[script.stem]["bench_wall_s"] = round(time.perf_counter() - t0, 1)
     text = json.dumps(results, indent=2)
     if args.out:
-        _write_atomic(Path(args.out), text + "\n")
+        from servicerobot.files import write_atomic
+
+        write_atomic(args.out, text + "\n")
     print(text)
     return 1 if failed else 0
 

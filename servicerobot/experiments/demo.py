@@ -10,6 +10,8 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
+from servicerobot.files import write_atomic
+
 __all__ = ["belief_line", "run_demo"]
 
 _TOKEN = re.compile(r"[a-z][a-z0-9_\-]*")
@@ -77,9 +79,7 @@ def run_demo(out: str | Path, episodes: int = 2, tasks: int = 3, size: str = "de
                      "wall_s": round(time.perf_counter() - start, 2),
                      "video": str(out / f"servicerobot-episode-{episode}.mp4") if video else None})
     env.close()
-    tmp = out / "summary.json.tmp"
-    tmp.write_text(json.dumps(rows, indent=2))
-    tmp.replace(out / "summary.json")
+    write_atomic(out / "summary.json", json.dumps(rows, indent=2))
     return rows
 
 

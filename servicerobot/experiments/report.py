@@ -16,15 +16,15 @@ import json
 import math
 import os
 import statistics
-import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from servicerobot.errors import ServiceRobotError
 from servicerobot.experiments.stats import wilson
+from servicerobot.files import write_atomic
 
 __all__ = [
     "SUMMARY_COLUMNS",
@@ -506,22 +506,8 @@ def _kind_rows(summary: _Summary) -> list[dict]:
 # --------------------------------------------------------------------------- writing
 
 
-def _atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
-    """Write through a temporary file in the same folder and rename it into place."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def _write_text(path: Path, text: str) -> None:
-    _atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
+    write_atomic(path, text)
 
 
 def _kg_curve(records: list[dict]) -> list[float]:
@@ -557,7 +543,7 @@ def _draw_plots(summary: _Summary, out: Path) -> tuple[dict[str, Path], dict[str
     def save(name: str, fig: Figure) -> None:
         path = out / PLOTS[name]
         fig.tight_layout()
-        _atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=120))
+        write_atomic(path, lambda fh: fig.savefig(fh, format="png", dpi=120))
         written[name] = path
 
     rows = [r for r in summary.rows if r["tasks"]]

@@ -14,12 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from servicerobot.files import write_atomic
 from servicerobot.language.answers import AnswerFormatError
 from servicerobot.language.base import Completion, LanguageModel, LanguageModelError, Message, Usage
 
@@ -107,15 +107,7 @@ class Cassette:
     def _save(self) -> None:
         doc = {"format": CASSETTE_FORMAT, "model": self._recorded_model, "exchanges": self._exchanges}
         text = _redact(json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=True)) + "\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(self.path, text)
 
     # ------------------------------------------------------------------ LanguageModel
     def complete(self, messages: list[Message], *, schema: dict | None = None,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from types import MappingProxyType
 import networkx as nx
 
 from servicerobot.errors import ServiceRobotError
+from servicerobot.files import write_atomic
 from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.memory.triplets import Delta, Triplet, atom_to_triplet, triplet_to_atom
 from servicerobot.pddl import Atom, Domain
@@ -254,18 +254,7 @@ class KnowledgeGraph:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write memory as JSON atomically: a crash never leaves a half-written file."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(self.to_json(), f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(path, json.dumps(self.to_json()))
 
     @classmethod
     def load(cls, path: str | os.PathLike, domain: Domain) -> KnowledgeGraph:
