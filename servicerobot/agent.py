@@ -368,10 +368,17 @@ class ServiceAgent:
         """Walk to the nearest room, not yet looked at for this task, of an entity the goal names (every
         room for a goal that names none, e.g. "throw away anything broken")."""
         kg, task = self.memory, self.task
-        named = [n for n in _TOKEN.findall(task.goal) if kg.has_entity(n) and n != self.robot]
+        named = self.goal_entities()
         rooms = {self._room_of(n) for n in named} if named else set(kg.of_type("room"))
         rooms -= task.looked | {None}
         return self._walk_to(rooms.__contains__, task.looked) if rooms else "(wait)"
+
+    def goal_entities(self) -> list[str]:
+        """The entities the current task's goal names (not the robot), in order of mention."""
+        task, kg = self.task, self.memory
+        if task is None or task.goal is None or kg is None:
+            return []
+        return [n for n in dict.fromkeys(_TOKEN.findall(task.goal)) if kg.has_entity(n) and n != self.robot]
 
     def _room_of(self, name: str) -> str | None:
         """The room memory places an entity in, following on / inside / held-by to where it stands."""

@@ -22,9 +22,8 @@ def belief_line(agent, limit: int = 4) -> str:
     task, memory = agent.task, agent.memory
     if task is None or task.goal is None or memory is None:
         return ""
-    names = [n for n in dict.fromkeys(_TOKEN.findall(task.goal)) if memory.has_entity(n) and n != agent.robot]
     shown = []
-    for name in names:
+    for name in agent.goal_entities():
         for atom in memory.facts_about(name):
             if atom.args[0] == name and atom.predicate not in ("is-a",):
                 shown.append(" ".join((atom.args[0], atom.predicate, *atom.args[1:])))

@@ -230,10 +230,6 @@ def run_episode(spec: EpisodeSpec, run: dict | None = None, env=None, score_goal
     return record
 
 
-def _plans(agent) -> int:
-    return agent.replans
-
-
 def _play(spec: EpisodeSpec, env, score_goals: bool) -> dict:
     env = env if env is not None else make_env(spec.env)
     obs, info = env.reset(seed=spec.seed)
@@ -265,7 +261,7 @@ def _play(spec: EpisodeSpec, env, score_goals: bool) -> dict:
         if ended:
             if goals is not None and current.goal is None:
                 current.goal = goals.score(None, current.true_goal)
-            tasks.append(current.to_json(bool(info["task_completed"]), _plans(agent)))
+            tasks.append(current.to_json(bool(info["task_completed"]), agent.replans))
             if info["oracle"]["goal"] is not None and not (terminated or truncated):
                 current = _new_task(len(tasks), info, agent)
                 current.events.update(e["category"] for e in events if e["category"] == "setup")
@@ -280,4 +276,4 @@ def _play(spec: EpisodeSpec, env, score_goals: bool) -> dict:
 
 def _new_task(index: int, info: dict, agent) -> _Task:
     return _Task(index, info["oracle"]["task_kind"], info["task"], info["oracle"]["goal"],
-                 plans_before=_plans(agent))
+                 plans_before=agent.replans)
