@@ -98,12 +98,12 @@ def run_grid(config: ExperimentConfig, out: str | Path, backend: str = "process"
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = finished_keys(out)
-    todo = [s for s in config.episodes() if s.key not in done]
+    episodes = config.episodes()
+    todo = [s for s in episodes if s.key not in done]
+    counts = {"total": len(episodes), "skipped": len(episodes) - len(todo), "ran": 0, "errors": 0}
     if limit is not None:
         todo = todo[:limit]
     run = run_metadata(config)
-    counts = {"total": len(config.episodes()), "skipped": len(done & {s.key for s in config.episodes()}),
-              "ran": 0, "errors": 0}
     if not todo:
         return counts
     runner = {"serial": _serial, "process": _process, "ray": _ray}[backend]
