@@ -84,7 +84,7 @@ class ServiceRobotEnv(gym.Env):
                  verbal_share: float = 1.0, n_tasks: int = 4, event_rate: float = 0.05,
                  disturbance_prob: float = 0.6, task_kinds: tuple[str, ...] | list[str] | None = None,
                  step_cost: float = 0.01, invalid_penalty: float = 0.1, render_mode: str | None = None,
-                 width: int = 640, height: int = 480):
+                 width: int = 640, height: int = 480, **world_options: Any):
         if update_mode not in UPDATE_MODES:
             raise SceneError(f"update_mode must be one of {UPDATE_MODES}, got {update_mode!r}")
         if not 0.0 <= verbal_share <= 1.0:
@@ -94,7 +94,10 @@ class ServiceRobotEnv(gym.Env):
                              f"got {render_mode!r}")
         if isinstance(world, str):
             world = _make_world(world, size=size, n_tasks=n_tasks, event_rate=event_rate,
-                                disturbance_prob=disturbance_prob, task_kinds=task_kinds)
+                                disturbance_prob=disturbance_prob, task_kinds=task_kinds, **world_options)
+        elif world_options:
+            raise SceneError(f"options {sorted(world_options)} are for a world built by name; "
+                             f"pass them to the world object instead")
         self.world = world
         self.update_mode = update_mode
         self.verbal_share = verbal_share
@@ -252,9 +255,13 @@ class ServiceRobotEnv(gym.Env):
 
 
 def _make_world(name: str, **kwargs: Any) -> World:
+    """Build a world by name; options a world does not know raise `SceneError` naming them."""
     if name == "household":
         from servicerobot.envs.household.world import HouseholdOptions, HouseholdWorld
 
+        known = {"size", "n_tasks", "event_rate", "disturbance_prob", "task_kinds"}
+        if set(kwargs) - known:
+            raise SceneError(f"unknown option(s) {sorted(set(kwargs) - known)} for the household world")
         opts = {k: v for k, v in kwargs.items() if k != "size" and v is not None}
         if "task_kinds" in opts:
             opts["task_kinds"] = tuple(opts["task_kinds"])

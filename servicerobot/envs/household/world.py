@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from servicerobot.envs.executor import Executor
 from servicerobot.envs.household.events import HumanEvent, HumanProcess
 from servicerobot.envs.household.language import join_utterances
 from servicerobot.envs.household.state import HouseholdState
@@ -13,14 +14,8 @@ from servicerobot.envs.household.tasks import DISTURBANCES, TASK_KINDS, Task, Ta
 from servicerobot.envs.world import Utterance, World
 from servicerobot.errors import ActionError, SceneError
 from servicerobot.pddl import Atom, Interpreter
-from servicerobot.scenes.household import (
-    PRESETS,
-    ROBOT,
-    HouseholdConfig,
-    HouseholdScene,
-    generate_household,
-    household_domain,
-)
+from servicerobot.scenes.household import ROBOT, HouseholdConfig, HouseholdScene, household_domain
+from servicerobot.scenes.source import GeneratedHomes, SceneSource
 
 __all__ = ["HouseholdOptions", "HouseholdWorld", "atom_to_triplet"]
 
@@ -65,22 +60,25 @@ class HouseholdOptions:
 
 
 class HouseholdWorld(World):
-    """A procedurally generated home, executed symbolically on the household PDDL domain."""
+    """A home executed symbolically on the household PDDL domain, with people living in it.
+
+    The home comes from a `SceneSource` (procedural homes by default; iTHOR FloorPlans and 3D scene graphs
+    are other sources). An optional `Executor` runs accepted actions in a physical backend and perceives
+    through its adapter; without one the PDDL interpreter is the whole simulator.
+    """
 
     name = "household"
 
-    def __init__(self, size: str | HouseholdConfig = "default", options: HouseholdOptions | None = None):
-        if isinstance(size, str):
-            if size not in PRESETS:
-                raise SceneError(f"unknown size preset {size!r}; presets are {sorted(PRESETS)}")
-            size = PRESETS[size]
-        self.config = size
+    def __init__(self, size: str | HouseholdConfig | SceneSource = "default",
+                 options: HouseholdOptions | None = None, executor: Executor | None = None):
+        self.source = size if isinstance(size, SceneSource) else GeneratedHomes(size)
+        self.config = getattr(self.source, "config", None)
         self.options = options or HouseholdOptions()
         self.domain = household_domain()
-        # Spaces are fixed per config: entity count is exact, plus the robot, rooms and fixtures.
-        probe = generate_household(self.config, np.random.default_rng(0))
-        self.max_entities = len(probe.entities)
-        self.n_rooms = len(probe.rooms)
+        self.executor = executor
+        # Spaces are fixed per source: an upper bound on entities (robot, rooms, fixtures, items, people).
+        self.max_entities = self.source.max_entities
+        self.n_rooms = self.source.n_rooms
         self.scene: HouseholdScene | None = None
         self._renderer = None
 
@@ -91,7 +89,7 @@ class HouseholdWorld(World):
         # Phrasing choices that depend on what is told get their own stream, so every update mode
         # sees the same events.
         self._speech_rng = speech_seed
-        self.scene = generate_household(self.config, house_seed)
+        self.scene = self.source.generate(house_seed)
         self.entity_index = {name: i for i, name in enumerate(self.scene.entities)}
         self.room_index = {name: i for i, name in enumerate(self.scene.room_names)}
         self.state = HouseholdState(self.scene, self.scene.init)
@@ -105,6 +103,9 @@ class HouseholdWorld(World):
         self._percept_cache: tuple[tuple, dict] | None = None
         self._self_cache: tuple[int, dict] | None = None
         self._mask_cache: tuple[dict, np.ndarray] | None = None
+        if self.executor is not None:
+            self.executor.reset(self.scene, self.state.atoms, np.random.default_rng(int(rng.integers(2**63))))
+            self._synced = self.state.version
 
     def prior(self) -> dict:
         """What the robot is told about the house at the start: the catalogue and every initial fact."""
@@ -128,8 +129,21 @@ class HouseholdWorld(World):
         if reason is not None:
             return str(ground), f"{ground} is not applicable: {reason}"
         add, delete = self.interpreter.delta(ground, self.state.atoms)
+        if self.executor is not None:
+            self._sync()
+            error = self.executor.execute(ground, frozenset(add), frozenset(delete))
+            if error:
+                return str(ground), f"{ground} failed in {self.executor.name}: {error}"
         self.state.apply(add, delete)
+        if self.executor is not None:
+            self._synced = self.state.version
         return str(ground), ""
+
+    def _sync(self) -> None:
+        """Mirror what people changed since the last sync into the executor's backend."""
+        if self.executor is not None and self._synced != self.state.version:
+            self.executor.sync(self.state.atoms)
+            self._synced = self.state.version
 
     # ------------------------------------------------------------------ tasks and people
     def next_task(self, index: int) -> Task | None:
@@ -141,7 +155,9 @@ class HouseholdWorld(World):
             task = self.tasks.sample(kind)
             if task is not None and not self.goal_holds(task):
                 self._schedule_disturbances(task)
+                self._sync()
                 return task
+        self._sync()
         return None
 
     def _schedule_disturbances(self, task: Task) -> None:
@@ -182,6 +198,7 @@ class HouseholdWorld(World):
                     if second is not None and second.actor == event.actor:
                         events.append(second)
                         self.state.apply(second.add, second.delete)
+        self._sync()
         return events
 
     def utterances(self, events: list[HumanEvent], told: list[bool]) -> list[Utterance]:
@@ -217,6 +234,8 @@ class HouseholdWorld(World):
         facts = [atom_to_triplet(a) for a in sorted(judged)]
         result = {"room": room, "entities": {e: self.scene.entities[e].pddl_type for e in visible},
                   "facts": facts, "observed": observed}
+        if self.executor is not None:
+            result = self.executor.percept(result)
         self._percept_cache = (key, result)
         return result
 
@@ -245,11 +264,20 @@ class HouseholdWorld(World):
     def true_facts(self) -> frozenset[Atom]:
         return self.state.atoms
 
+    def close(self) -> None:
+        """Free the executor's backend (a no-op for the purely symbolic world)."""
+        if self.executor is not None:
+            self.executor.close()
+
     # ------------------------------------------------------------------ rendering
     def render_frame(self, overlay: dict, width: int, height: int) -> np.ndarray:
         """A top-down floor plan with the overlay text (task, utterances, plan) below it."""
         from servicerobot.envs.household.rendering import HouseholdRenderer
 
+        if self.executor is not None:
+            frame = self.executor.render_frame(overlay, width, height)
+            if frame is not None:
+                return frame
         r = self._renderer
         if r is None or r.scene is not self.scene or (r.width, r.height) != (width, height):
             self._renderer = r = HouseholdRenderer(self.scene, width, height)
