@@ -253,29 +253,76 @@ class KnowledgeGraph:
                 "history": [r.to_json() for r in self.history]}
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write memory as JSON atomically: a crash never leaves a half-written file."""
-        write_atomic(path, json.dumps(self.to_json()))
+        """Write memory as JSON atomically: a crash never leaves a half-written file.
+
+        A symlink is followed to its target; an existing file keeps its mode, a new one is private (0600).
+
+        Raises:
+            MemoryFileError: the path is a folder, a dangling or looping symlink, or cannot be written.
+        """
+        try:
+            write_atomic(path, json.dumps(self.to_json()), new_mode=0o600)
+        except OSError as exc:
+            raise MemoryFileError(f"cannot save memory to {path}: {exc.strerror or exc}") from exc
 
     @classmethod
     def load(cls, path: str | os.PathLike, domain: Domain) -> KnowledgeGraph:
-        """Read a file written by `save`; a corrupt or mismatched file raises `MemoryFileError`."""
+        """Read a file written by `save`, checking every fact against the domain like any update.
+
+        Raises:
+            MemoryFileError: the file is missing, unreadable, corrupt, for another domain or format, or holds a
+                fact the domain does not allow (the message names it); never any other error.
+        """
         try:
-            data = json.loads(Path(path).read_text())
+            data = json.loads(Path(path).read_bytes().decode("utf-8"))
         except FileNotFoundError as exc:
             raise MemoryFileError(f"no memory file at {path}") from exc
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except IsADirectoryError as exc:
+            raise MemoryFileError(f"{path} is a folder, not a memory file") from exc
+        except OSError as exc:
+            raise MemoryFileError(f"cannot read memory file {path}: {exc.strerror or exc}") from exc
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             raise MemoryFileError(f"{path} is not a valid memory file (corrupt JSON: {exc})") from exc
         if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
             raise MemoryFileError(f"{path}: expected a servicerobot memory file of format {FORMAT_VERSION}")
         if data.get("domain") != domain.name:
             raise MemoryFileError(f"{path} holds memory for domain {data.get('domain')!r}, not {domain.name!r}")
-        kg = cls(domain, data["robot"])
         try:
-            for name, record in data["entities"].items():
-                record = dict(record)
-                kg.add_entity(name, record.pop("type"), **record)
-            kg.apply(Delta.of(add=(triplet_to_atom(t) for t in data["facts"])), "load", 0)
-            kg.history = [UpdateRecord.from_json(r) for r in data["history"]]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise MemoryFileError(f"{path}: malformed memory file ({exc})") from exc
+            return cls._from_json(data, domain)
+        except MemoryFileError as exc:
+            raise MemoryFileError(f"{path}: {exc}") from exc
+        except (ServiceRobotError, KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+            raise MemoryFileError(f"{path}: malformed memory file ({type(exc).__name__}: {exc})") from exc
+
+    @classmethod
+    def _from_json(cls, data: dict, domain: Domain) -> KnowledgeGraph:
+        from servicerobot.memory.verifier import Verifier  # the verifier imports this module
+
+        robot, entities, facts, history = data["robot"], data["entities"], data["facts"], data["history"]
+        if not isinstance(robot, str) or not isinstance(entities, dict) or not isinstance(facts, list) \
+                or not isinstance(history, list):
+            raise MemoryFileError("malformed memory file: robot must be a name, entities an object, facts and "
+                                  "history lists")
+        kg = cls(domain, robot)
+        for name, record in entities.items():
+            if not isinstance(record, dict) or not isinstance(record.get("type"), str) or "flags" in record:
+                raise MemoryFileError(f"malformed memory file: entity {name!r} needs a record with a type "
+                                      f"(and no 'flags'), got {record!r}")
+            record = dict(record)
+            kg.add_entity(name, record.pop("type"), **record)
+        if robot not in kg.graph:
+            raise MemoryFileError(f"the robot {robot!r} is not among the entities")
+        delta = Delta.of(add=(triplet_to_atom(t) for t in facts))
+        problems = Verifier(domain).check(delta, kg)
+        if problems:
+            raise MemoryFileError(f"{len(problems)} fact(s) do not fit the domain {domain.name!r}: "
+                                  + "; ".join(problems[:5]))
+        kg.apply(delta, "load", 0)
+        records = []
+        for r in history:
+            record = UpdateRecord.from_json(r)
+            if not isinstance(record.source, str) or not isinstance(record.text, str):
+                raise MemoryFileError(f"malformed history record {r!r}: source and text must be strings")
+            records.append(record)
+        kg.history = records
         return kg
