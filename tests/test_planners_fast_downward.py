@@ -169,3 +169,32 @@ def test_planner_base_contract():
         assert echo.solve(BLOCKSWORLD, blocks_problem(2), timeout=1.5).message == "1.5"
     with pytest.raises(TypeError):
         Planner()  # type: ignore[abstract]
+
+
+def _outcome(result: PlanResult) -> tuple:
+    return result.status, result.plan, result.expanded
+
+
+@pytest.mark.parametrize("search", [None, "astar(blind())"])
+def test_warm_translator_gives_the_drivers_results(search):
+    """The warm path runs the same components with the same options: identical plans and statistics."""
+    warm, driver = FastDownward(search=search, warm=True), FastDownward(search=search, warm=False)
+    cases = [(BLOCKSWORLD, blocks_problem(n)) for n in (3, 5, 7)]
+    cases += [(HOUSEHOLD, problem_text()), (HOUSEHOLD, problem_text("(in-room robot1 attic)"))]
+    for domain, problem in cases:
+        assert _outcome(warm.solve(domain, problem)) == _outcome(driver.solve(domain, problem))
+
+
+def test_warm_translator_survives_a_timeout_and_a_fork():
+    import multiprocessing
+
+    planner = FastDownward(timeout=0.05)
+    assert planner.solve(BLOCKSWORLD, blocks_problem(30)).status is PlanStatus.TIMEOUT
+    assert FastDownward().solve(BLOCKSWORLD, blocks_problem(4)).solved  # the server answers again
+    with multiprocessing.get_context("fork").Pool(1) as pool:  # a forked worker starts its own server
+        statuses = pool.starmap(_solve_status, [(BLOCKSWORLD, blocks_problem(4))] * 2)
+    assert statuses == ["solved", "solved"]
+
+
+def _solve_status(domain: str, problem: str) -> str:
+    return FastDownward().solve(domain, problem).status.value

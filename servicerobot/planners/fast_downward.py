@@ -1,14 +1,23 @@
-"""Fast Downward (from the `up-fast-downward` wheel) as a subprocess back end with a hard time limit."""
+"""Fast Downward (from the `up-fast-downward` wheel) as a subprocess back end with a hard time limit.
+
+By default the translator runs in a warm server (`_fd_warm`) and the search binary is started directly with
+the alias's options: the same components and options as the driver, without its two interpreter start-ups.
+Portfolios, and `warm=False`, go through the driver script.
+"""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import os
 import re
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from servicerobot.errors import PlannerError
+from servicerobot.planners._fd_warm import WarmTranslator, translate_exit_code
 from servicerobot.planners._process import run_with_timeout
 from servicerobot.planners.base import Planner, PlanResult, PlanStatus
 
@@ -70,6 +79,27 @@ def driver_path() -> Path:
     )
 
 
+@functools.cache
+def _aliases() -> dict[str, list[str]]:
+    """The driver's search aliases (driver/aliases.py), loaded as a package of our own name."""
+    driver_dir = driver_path().parent / "driver"
+    spec = importlib.util.spec_from_file_location(
+        "_servicerobot_fd_driver", driver_dir / "__init__.py", submodule_search_locations=[str(driver_dir)])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = package
+    spec.loader.exec_module(package)
+    return importlib.import_module(f"{spec.name}.aliases").ALIASES
+
+
+_WARM: dict[str, WarmTranslator] = {}
+
+
+def _warm_translator() -> WarmTranslator:
+    if "server" not in _WARM:
+        _WARM["server"] = WarmTranslator(driver_path().parent / "builds" / "release" / "bin")
+    return _WARM["server"]
+
+
 def _read_plan(tmp: Path, name: str) -> tuple[str, ...] | None:
     """The best plan FD wrote: `name`, or the last of `name.1`, `name.2`, ... for anytime configurations."""
     single = tmp / name
@@ -97,14 +127,18 @@ class FastDownward(Planner):
         alias: a driver alias such as "lama-first" (fast, satisficing) or "seq-opt-lmcut" (optimal).
         search: a search string (e.g. "astar(lmcut())"); when given it replaces `alias`.
         timeout: the default time limit in seconds; the whole process group is killed when it expires.
+        warm: translate in a warm server and start the search directly (same plans, ~0.1 s less per call);
+            False, or the environment variable SERVICEROBOT_FD_WARM=0, runs the driver script instead.
     """
 
     name = "fast-downward"
 
-    def __init__(self, alias: str = "lama-first", search: str | None = None, timeout: float | None = 60.0):
+    def __init__(self, alias: str = "lama-first", search: str | None = None, timeout: float | None = 60.0,
+                 warm: bool = True):
         super().__init__(timeout)
         self.alias = alias
         self.search = search
+        self.warm = warm and os.environ.get("SERVICEROBOT_FD_WARM", "1") != "0"
 
     @property
     def label(self) -> str:
@@ -117,12 +151,41 @@ class FastDownward(Planner):
             return [*command, "domain.pddl", "problem.pddl", "--search", self.search]
         return [*command, "--alias", self.alias, "domain.pddl", "problem.pddl"]
 
+    def _search_options(self) -> list[str] | None:
+        """The search component's options, or None when only the driver can run this configuration."""
+        if self.search:
+            return ["--search", self.search]
+        return _aliases().get(self.alias)
+
+    def _run_warm(self, tmp: Path, options: list[str], timeout: float | None) -> tuple[int, str, str] | None:
+        """Translate in the warm server, then run the search binary: (exit code, stdout, stderr) or None."""
+        start = time.monotonic()
+        code, log = _warm_translator().translate(
+            tmp, ["domain.pddl", "problem.pddl", "--sas-file", "output.sas"], timeout)
+        if code is None:
+            return None
+        if code != 0:
+            return translate_exit_code(code), log, ""
+        left = None if timeout is None else max(0.01, timeout - (time.monotonic() - start))
+        search = driver_path().parent / "builds" / "release" / "bin" / "downward"
+        command = ["/bin/sh", "-c", 'exec "$0" "$@" < output.sas', str(search), *options,
+                   "--internal-plan-file", "plan"]
+        ran = run_with_timeout(command, tmp, left, "Fast Downward search")
+        if ran is None:
+            return None
+        returncode, stdout, stderr = ran
+        return returncode, log + stdout, stderr
+
     def _solve(self, domain_text: str, problem_text: str, timeout: float | None) -> PlanResult:
         with tempfile.TemporaryDirectory(prefix="servicerobot-fd-") as name:
             tmp = Path(name)
             (tmp / "domain.pddl").write_text(domain_text, encoding="utf-8")
             (tmp / "problem.pddl").write_text(problem_text, encoding="utf-8")
-            ran = run_with_timeout(self._command(), tmp, timeout, "Fast Downward")
+            options = self._search_options() if self.warm else None
+            if options is not None:
+                ran = self._run_warm(tmp, options, timeout)
+            else:
+                ran = run_with_timeout(self._command(), tmp, timeout, "Fast Downward")
             if ran is None:
                 return PlanResult(PlanStatus.TIMEOUT, planner=self.label, message=f"no plan within {timeout} s")
             returncode, stdout, stderr = ran
