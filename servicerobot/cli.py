@@ -112,30 +112,41 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _equiv(args: argparse.Namespace) -> int:
     from servicerobot.errors import ServiceRobotError
-    from servicerobot.pddl.equivalence import GoalTooComplexError, equivalent
+    from servicerobot.pddl.equivalence import GoalTooComplexError, compare
+    from servicerobot.pddl.parser import parse_domain, read_pddl_file
 
     try:
-        texts = [Path(p).read_text(encoding="utf-8") for p in (args.domain, args.a, args.b)]
+        texts = [read_pddl_file(p) for p in (args.domain, args.a, args.b)]
+        verdict = compare(texts[1], texts[2], parse_domain(texts[0], source=args.domain),
+                          placeholder=args.placeholder, names=(args.a, args.b))
     except OSError as error:
         print(f"servicerobot equiv: cannot read {error.filename}: {error.strerror}", file=sys.stderr)
         return 2
-    from servicerobot.pddl import parse_domain, parse_problem
-
-    try:
-        domain = parse_domain(texts[0], source=args.domain)
-        a = parse_problem(texts[1], domain, source=args.a)
-        b = parse_problem(texts[2], domain, source=args.b)
-        same = equivalent(a, b, domain, placeholder=args.placeholder)
     except (ServiceRobotError, GoalTooComplexError) as error:
         print(f"servicerobot equiv: {error}", file=sys.stderr)
         return 2
-    print("equivalent" if same else "not equivalent")
-    return 0 if same else 1
+    except Exception as error:  # noqa: BLE001 - a crash must not read as "not equivalent" (exit 1)
+        print(f"servicerobot equiv: internal error ({type(error).__name__}: {error}); please report it with "
+              "the input files", file=sys.stderr)
+        return 2
+    print("equivalent" if verdict else "not equivalent")
+    if not verdict:
+        print(f"why: {verdict.reason}", file=sys.stderr)
+    return 0 if verdict else 1
+
+
+_EQUIV_EPILOG = """exit status:
+  0  the problems are equivalent
+  1  they are not (the reason is printed on stderr; an ill-typed goal is "not equivalent")
+  2  bad input: a file is missing, not UTF-8, not PDDL, nested too deep, or does not fit the domain"""
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `servicerobot` console script."""
+    from servicerobot import __version__
+
     parser = argparse.ArgumentParser(prog="servicerobot", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"servicerobot {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run a few episodes with the default agent; write MP4s and a summary")
     demo.add_argument("--out", default="demo-out", help="folder for videos and summary.json")
@@ -160,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--quick", action="store_true", help="pass --quick to scripts that accept it")
     bench.add_argument("--out", help="also write the collected JSON here")
     equiv = sub.add_parser(
-        "equiv", help="are two PDDL problems the same task up to renaming? (exit 0 yes, 1 no, 2 error)"
+        "equiv", help="are two PDDL problems the same task up to renaming? (exit 0 yes, 1 no, 2 bad input)",
+        epilog=_EQUIV_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     equiv.add_argument("a", help="first problem file")
     equiv.add_argument("b", help="second problem file")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
+from servicerobot.errors import PDDLSemanticError
 from servicerobot.pddl._reader import Reader, describe
 from servicerobot.pddl._suggest import did_you_mean
 from servicerobot.pddl.atoms import Atom
@@ -36,7 +37,15 @@ from servicerobot.pddl.model import (
 )
 from servicerobot.pddl.sexpr import SList, Token
 
-__all__ = ["FormulaReader", "article"]
+__all__ = ["FormulaReader", "PDDLTypeError", "article"]
+
+
+class PDDLTypeError(PDDLSemanticError):
+    """A term whose type cannot fit its predicate's parameter; `where` names the part (e.g. "in :goal")."""
+
+    def __init__(self, message: str, where: str = ""):
+        super().__init__(message)
+        self.where = where
 
 _CONNECTIVES = ("and", "or", "not", "imply", "exists", "forall", "=")
 _NUMERIC_COMPARISONS = ("<", ">", "<=", ">=")
@@ -195,20 +204,19 @@ class FormulaReader:
             ttype = scope[term]
             if is_subtype(ttype, ptype) or is_subtype(ptype, ttype):
                 return
-            self.reader.semantic(
-                f"variable {term} is {article(ttype)}, but parameter {pvar} of {pred!r} needs "
-                f"{article(ptype)} "
-                f"{where}",
-                token,
+            raise PDDLTypeError(
+                self.reader.where(token) + f"variable {term} is {article(ttype)}, but parameter {pvar} of "
+                f"{pred!r} needs {article(ptype)} {where}",
+                where,
             )
         if self.objects is None:
             return
         ttype = self.objects[term]
         if not is_subtype(ttype, ptype):
-            self.reader.semantic(
-                f"{term} is {article(ttype)}, but parameter {pvar} of {pred!r} needs {article(ptype)} "
-                f"{where}",
-                token,
+            raise PDDLTypeError(
+                self.reader.where(token) + f"{term} is {article(ttype)}, but parameter {pvar} of {pred!r} "
+                f"needs {article(ptype)} {where}",
+                where,
             )
 
     def _count(self, expr: SList, n: int, form: str, where: str) -> None:

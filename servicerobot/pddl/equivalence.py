@@ -59,9 +59,13 @@ from servicerobot.pddl._equivalence_goal import (
 from servicerobot.pddl._equivalence_goal import (
     consistent as is_consistent,
 )
+from servicerobot.pddl._formulas import FormulaReader, PDDLTypeError
+from servicerobot.pddl._reader import Reader
 from servicerobot.pddl.atoms import Atom
 from servicerobot.pddl.model import Domain, Problem
 from servicerobot.pddl.parser import parse_domain, parse_problem
+from servicerobot.pddl.sexpr import parse_sexpr
+from servicerobot.pddl.writer import format_formula
 
 __all__ = [
     "MAX_SEMANTIC_MAPPINGS",
@@ -69,6 +73,8 @@ __all__ = [
     "EvaluationResult",
     "GoalTooComplexError",
     "NormalProblem",
+    "Verdict",
+    "compare",
     "equivalent",
     "evaluate",
     "normalise",
@@ -312,13 +318,130 @@ def _goal_histogram(n: NormalProblem) -> Counter:
     )
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What `compare` found: `equivalent`, and when not, `reason` says why in one line."""
+
+    equivalent: bool
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.equivalent
+
+
+def _first_difference(a: Counter, b: Counter) -> str:
+    key = next(k for k in sorted(set(a) | set(b), key=str) if a[k] != b[k])
+    return f"{key}: {a[key]} vs {b[key]}"
+
+
+def _count_difference(pa: Problem, pb: Problem) -> str | None:
+    """Why no renaming can map one problem onto the other, found by counting (O(n)); None if counts agree."""
+    if len(pa.objects) != len(pb.objects):
+        return f"object counts differ: {len(pa.objects)} vs {len(pb.objects)} objects"
+    types_a, types_b = Counter(pa.objects.values()), Counter(pb.objects.values())
+    if types_a != types_b:
+        return f"object counts per type differ ({_first_difference(types_a, types_b)})"
+    if len(pa.init) != len(pb.init):
+        return f"initial states differ in size: {len(pa.init)} vs {len(pb.init)} facts"
+    preds_a, preds_b = Counter(x.predicate for x in pa.init), Counter(x.predicate for x in pb.init)
+    if preds_a != preds_b:
+        return f"initial facts per predicate differ ({_first_difference(preds_a, preds_b)})"
+    return None
+
+
+def _goal_type_error(problem: Problem, dom: Domain) -> str | None:
+    """The type error in a parsed problem's goal (built in code or parsed without the domain), if any."""
+    text = format_formula(problem.goal)
+    reader = FormulaReader(Reader(text, "<goal>"), dom.predicates, dom.types,
+                           {**dom.constants, **problem.objects}, "object")
+    try:
+        reader.formula(parse_sexpr(text, "<goal>"), {}, "in :goal")
+    except PDDLTypeError as error:
+        return str(error)
+    return None
+
+
+def _read(problem: Problem | str | NormalProblem, dom: Domain, label: str) -> tuple[object, str | None]:
+    """(the parsed problem, None), or (None, why its goal cannot be well-typed)."""
+    if isinstance(problem, NormalProblem):
+        return problem, None
+    if isinstance(problem, str):
+        try:
+            return parse_problem(problem, dom, source=label), None
+        except PDDLTypeError as error:
+            if error.where != "in :goal":
+                raise
+            return None, f"the goal of problem {label} cannot be well-typed: {error}"
+    reason = _goal_type_error(problem, dom)
+    return problem, (f"the goal of problem {label} cannot be well-typed: {reason}" if reason else None)
+
+
+def compare(
+    problem_a: Problem | str | NormalProblem,
+    problem_b: Problem | str | NormalProblem,
+    domain: Domain | str,
+    placeholder: bool = False,
+    names: tuple[str, str] = ("a", "b"),
+) -> Verdict:
+    """Like `equivalent`, with the reason when not: counts that differ (decided in O(n), before the goals
+    are normalised), an ill-typed goal (a verdict, not an error), different goals or initial states.
+    `names` label the problems in reasons and parse errors (the CLI passes the file names).
+
+    Raises:
+        PDDLError: a problem does not parse or does not fit the domain (other than an ill-typed goal).
+        GoalTooComplexError: a goal's DNF is too large.
+    """
+    dom = _as_domain(domain)
+    a, reason_a = _read(problem_a, dom, names[0])
+    b, reason_b = _read(problem_b, dom, names[1])
+    if reason_a or reason_b:
+        return Verdict(False, "; ".join(r for r in (reason_a, reason_b) if r))
+    pa = a.problem if isinstance(a, NormalProblem) else a
+    pb = b.problem if isinstance(b, NormalProblem) else b
+    reason = _count_difference(pa, pb)
+    if reason:
+        return Verdict(False, reason)
+    a = a if isinstance(a, NormalProblem) else normalise(a, dom)
+    b = b if isinstance(b, NormalProblem) else normalise(b, dom)
+    return _decide(a, b, placeholder)
+
+
+def _decide(a: NormalProblem, b: NormalProblem, placeholder: bool) -> Verdict:
+    pa, pb = a.problem, b.problem
+    if pa.objects == pb.objects and pa.init == pb.init and a.goal == b.goal:
+        return Verdict(True)
+    if not placeholder and (len(a.goal) > 1 or len(b.goal) > 1):
+        verdict = _semantic_equivalent(a, b)
+        if verdict is not None:
+            return Verdict(verdict, "" if verdict else "the goals hold in different states under every "
+                                                       "renaming that maps one initial state onto the other")
+    if len(a.goal) != len(b.goal):
+        return Verdict(False, f"the normalised goals have {len(a.goal)} vs {len(b.goal)} disjuncts")
+    hist_a, hist_b = _goal_histogram(a), _goal_histogram(b)
+    if hist_a != hist_b:
+        key = min((k for k in set(hist_a) | set(hist_b) if hist_a[k] != hist_b[k]), key=str)
+        sign, predicate = key
+        return Verdict(False, f"the normalised goals differ in their {'' if sign else 'negated '}"
+                              f"{predicate!r} facts: {hist_a[key]} vs {hist_b[key]}")
+    if not placeholder:
+        if _isomorphic(_graph(a, True, True, False), _graph(b, True, True, False)):
+            return Verdict(True)
+        return Verdict(False, "no renaming of objects maps both the initial state and the goal of one onto "
+                              "the other")
+    if not _isomorphic(_graph(a, True, False, False), _graph(b, True, False, False)):
+        return Verdict(False, "no renaming of objects maps one initial state onto the other")
+    if not _isomorphic(_graph(a, False, True, True), _graph(b, False, True, True)):
+        return Verdict(False, "no renaming of objects maps one goal onto the other")
+    return Verdict(True)
+
+
 def equivalent(
     problem_a: Problem | str | NormalProblem,
     problem_b: Problem | str | NormalProblem,
     domain: Domain | str,
     placeholder: bool = False,
 ) -> bool:
-    """True if the two problems are the same task up to a renaming of objects.
+    """True if the two problems are the same task up to a renaming of objects (`compare` says why not).
 
     Args:
         problem_a: PDDL text, a parsed `Problem`, or the result of `normalise`.
@@ -326,32 +449,13 @@ def equivalent(
         domain: the domain, as PDDL text (parsed once and cached) or a `Domain`.
         placeholder: match init and goal with separate renamings (Planetarium's placeholder mode).
 
+    A goal that cannot be well-typed (an object of the wrong type in a predicate) gives False.
+
     Raises:
         PDDLError: a problem does not parse or does not fit the domain.
         GoalTooComplexError: a goal's DNF is too large.
     """
-    a = problem_a if isinstance(problem_a, NormalProblem) else normalise(problem_a, domain)
-    b = problem_b if isinstance(problem_b, NormalProblem) else normalise(problem_b, domain)
-    pa, pb = a.problem, b.problem
-    if pa.objects == pb.objects and pa.init == pb.init and a.goal == b.goal:
-        return True
-    if len(pa.objects) != len(pb.objects) or len(pa.init) != len(pb.init):
-        return False
-    if Counter(pa.objects.values()) != Counter(pb.objects.values()):
-        return False
-    if Counter(x.predicate for x in pa.init) != Counter(x.predicate for x in pb.init):
-        return False
-    if not placeholder and (len(a.goal) > 1 or len(b.goal) > 1):
-        verdict = _semantic_equivalent(a, b)
-        if verdict is not None:
-            return verdict
-    if len(a.goal) != len(b.goal) or _goal_histogram(a) != _goal_histogram(b):
-        return False
-    if not placeholder:
-        return _isomorphic(_graph(a, True, True, False), _graph(b, True, True, False))
-    return _isomorphic(_graph(a, True, False, False), _graph(b, True, False, False)) and _isomorphic(
-        _graph(a, False, True, True), _graph(b, False, True, True)
-    )
+    return compare(problem_a, problem_b, domain, placeholder).equivalent
 
 
 def evaluate(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from os import PathLike
 from pathlib import Path
 
+from servicerobot.errors import PDDLParseError
 from servicerobot.pddl._formulas import FormulaReader, article
 from servicerobot.pddl._reader import Reader, describe
 from servicerobot.pddl._suggest import did_you_mean
@@ -25,7 +26,7 @@ from servicerobot.pddl.model import (
 )
 from servicerobot.pddl.sexpr import SList, Token, parse_sexpr
 
-__all__ = ["load_domain", "load_problem", "parse_domain", "parse_problem"]
+__all__ = ["load_domain", "load_problem", "parse_domain", "parse_problem", "read_pddl_file"]
 
 _DOMAIN_SECTIONS = (":requirements", ":types", ":constants", ":predicates", ":functions", ":action")
 _PROBLEM_SECTIONS = (":domain", ":requirements", ":objects", ":init", ":goal", ":metric")
@@ -288,11 +289,34 @@ def parse_problem(text: str, domain: Domain | None = None, source: str = "") -> 
     return Problem(name, domain_name, objects, frozenset(init), goal)
 
 
+def read_pddl_file(path: str | PathLike) -> str:
+    """The text of a PDDL file, decoded as UTF-8.
+
+    Raises:
+        PDDLParseError: the file is not UTF-8 text (the message names the line and column of the first bad
+            byte). OSError: it cannot be read.
+    """
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        start = error.start
+        line = data.count(b"\n", 0, start) + 1
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        raise PDDLParseError(
+            f"not UTF-8 text: byte 0x{data[start]:02x} cannot be decoded ({error.reason}); PDDL files must be "
+            "UTF-8 (or ASCII) text: is this a binary file?",
+            line,
+            column,
+            str(path),
+        ) from None
+
+
 def load_domain(path: str | PathLike) -> Domain:
     """Read and parse a domain file; errors name the file."""
-    return parse_domain(Path(path).read_text(encoding="utf-8"), source=str(path))
+    return parse_domain(read_pddl_file(path), source=str(path))
 
 
 def load_problem(path: str | PathLike, domain: Domain | None = None) -> Problem:
     """Read and parse a problem file (checked against `domain` when given); errors name the file."""
-    return parse_problem(Path(path).read_text(encoding="utf-8"), domain, source=str(path))
+    return parse_problem(read_pddl_file(path), domain, source=str(path))

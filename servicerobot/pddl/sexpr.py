@@ -12,7 +12,10 @@ from bisect import bisect_right
 
 from servicerobot.errors import PDDLParseError
 
-__all__ = ["SExpr", "SList", "Token", "extract_define", "parse_sexpr", "position_of", "tokenize"]
+__all__ = ["MAX_NESTING", "SExpr", "SList", "Token", "extract_define", "parse_sexpr", "position_of", "tokenize"]
+
+MAX_NESTING = 128
+"""The deepest parenthesis nesting read; deeper text is refused (later stages recurse once per level)."""
 
 _TOKEN_RE = re.compile(r"[()]|;[^\n]*|[^\s();]+")
 _DEFINE_RE = re.compile(r"\(\s*define(?![^\s();])", re.IGNORECASE)
@@ -78,7 +81,8 @@ def parse_sexpr(text: str, source: str = "") -> SList:
     """Parse exactly one parenthesised s-expression (such as a whole `(define ...)`).
 
     Raises:
-        PDDLParseError: unbalanced parentheses, unexpected end of input, text before or after it.
+        PDDLParseError: unbalanced parentheses, unexpected end of input, text before or after it, nesting
+            deeper than `MAX_NESTING`.
     """
     if not isinstance(text, str):
         raise PDDLParseError(f"expected PDDL text (a str), got {type(text).__name__}", source=source)
@@ -105,6 +109,13 @@ def parse_sexpr(text: str, source: str = "") -> SList:
             )
         if first == "(":
             node = SList(match.start())
+            if len(stack) >= MAX_NESTING:
+                line, column = position_of(text, match.start())
+                raise fail(
+                    f"nesting too deep at {line}:{column}: more than {MAX_NESTING} levels of parentheses; "
+                    "flatten the formula (nested 'and's can be one 'and')",
+                    match.start(),
+                )
             if top is not None:
                 top.append(node)
             stack.append(node)

@@ -1,0 +1,163 @@
+"""Hostile input to the PDDL equivalence API and CLI: exit codes, deep nesting, binary files, huge pairs,
+ill-typed goals."""
+
+from __future__ import annotations
+
+import pytest
+
+import servicerobot.pddl.equivalence as eq
+from servicerobot.cli import main
+from servicerobot.errors import PDDLParseError
+from servicerobot.pddl import domains, load_problem, parse_problem
+from servicerobot.pddl.equivalence import compare, equivalent
+from servicerobot.pddl.model import And, AtomF, Problem
+from servicerobot.pddl.sexpr import MAX_NESTING, parse_sexpr
+
+BW = domains.text("blocksworld")
+INIT2 = "(clear a) (clear b) (on-table a) (on-table b) (arm-empty)"
+
+
+def bw(objs: str, init: str, goal: str, name: str = "p") -> str:
+    return f"(define (problem {name}) (:domain blocksworld) (:objects {objs}) (:init {init}) (:goal {goal}))"
+
+
+def tower(n: int) -> str:
+    """A blocksworld problem with n blocks on the table and a goal stacking them into one tower."""
+    objs = " ".join(f"b{i}" for i in range(n))
+    init = " ".join(f"(on-table b{i}) (clear b{i})" for i in range(n)) + " (arm-empty)"
+    goal = "(and " + " ".join(f"(on b{i} b{i + 1})" for i in range(n - 1)) + ")"
+    return bw(objs, init, goal)
+
+
+def _files(tmp_path, **texts: str | bytes) -> list[str]:
+    paths = []
+    for name, text in texts.items():
+        path = tmp_path / f"{name}.pddl"
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+        paths.append(str(path))
+    return paths
+
+
+def test_nesting_too_deep_names_line_and_column():
+    deep = "(and\n " + "(not " * (MAX_NESTING + 5) + "(x)" + ")" * (MAX_NESTING + 5) + ")"
+    with pytest.raises(PDDLParseError, match=r"nesting too deep at 2:\d+") as info:
+        parse_sexpr(deep)
+    assert info.value.line == 2
+    # the deepest nesting accepted goes through the whole equivalence pipeline without RecursionError
+    depth = MAX_NESTING - 8
+    goal = "(and " * depth + "(on a b)" + ")" * depth
+    assert equivalent(bw("a b", INIT2, goal), bw("a b", INIT2, "(on a b)"), BW)
+    nots = "(not (not " * (depth // 2) + "(on a b)" + "))" * (depth // 2)
+    assert equivalent(bw("a b", INIT2, nots), bw("a b", INIT2, "(on a b)"), BW)
+
+
+def test_goal_nested_500_levels_is_a_parse_error_not_a_recursion_error():
+    goal = "(and " * 500 + "(on a b)" + ")" * 500
+    with pytest.raises(PDDLParseError, match="nesting too deep"):
+        equivalent(bw("a b", INIT2, goal), bw("a b", INIT2, "(on a b)"), BW)
+
+
+def test_non_utf8_file_is_a_clear_parse_error(tmp_path):
+    (path,) = _files(tmp_path, bad=b"(define (problem p)\n (:domain \xff\xfe blocksworld))")
+    with pytest.raises(PDDLParseError, match=r"bad.pddl:2:\d+: not UTF-8 text: byte 0xff"):
+        load_problem(path)
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    domain, a, b, c, binary, deep, typo = _files(
+        tmp_path,
+        d=BW,
+        a=bw("a b", INIT2, "(on a b)"),
+        b=bw("x y", "(clear y) (clear x) (on-table x) (on-table y) (arm-empty)", "(on y x)"),
+        c=bw("a b c", INIT2 + " (clear c) (on-table c)", "(on a b)"),
+        binary=bytes(range(256)) * 4,
+        deep=bw("a b", INIT2, "(and " * 500 + "(on a b)" + ")" * 500),
+        typo=bw("a b", INIT2, "(onn a b)"),
+    )
+    def run(x: str, y: str) -> int:
+        return main(["equiv", x, y, "--domain", domain])
+
+    assert run(a, b) == 0 and capsys.readouterr().out.strip() == "equivalent"
+    assert run(a, c) == 1
+    out = capsys.readouterr()
+    assert out.out.strip() == "not equivalent" and "object counts differ: 2 vs 3" in out.err
+    assert run(a, binary) == 2 and "not UTF-8" in capsys.readouterr().err
+    assert run(a, deep) == 2 and "nesting too deep at 1:" in capsys.readouterr().err
+    assert run(a, typo) == 2 and "did you mean 'on'" in capsys.readouterr().err
+    assert run(a, str(tmp_path / "missing.pddl")) == 2 and "missing.pddl" in capsys.readouterr().err
+    assert run(binary, a) == 2  # a binary file as the first problem too
+    assert main(["equiv", a, b, "--domain", binary]) == 2 and "not UTF-8" in capsys.readouterr().err
+
+
+def test_cli_ill_typed_goal_is_a_verdict(tmp_path, capsys):
+    typed_domain = """(define (domain shelf) (:requirements :typing) (:types book room)
+      (:predicates (at ?b - book ?r - room))
+      (:action move :parameters (?b - book ?r - room ?s - room) :precondition (at ?b ?r)
+        :effect (and (not (at ?b ?r)) (at ?b ?s))))"""
+
+    def shelf(goal: str) -> str:
+        return (f"(define (problem p) (:domain shelf) (:objects b1 - book r1 r2 - room) (:init (at b1 r1)) "
+                f"(:goal {goal}))")
+
+    domain, good, wrong = _files(tmp_path, d=typed_domain, good=shelf("(at b1 r2)"), wrong=shelf("(at r1 b1)"))
+    assert main(["equiv", good, wrong, "--domain", domain]) == 1
+    out = capsys.readouterr()
+    assert out.out.strip() == "not equivalent"
+    assert "cannot be well-typed" in out.err and "r1 is a room, but parameter ?b of 'at' needs a book" in out.err
+    assert "wrong.pddl" in out.err
+
+
+def test_cli_help_documents_exit_codes(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["equiv", "--help"])
+    assert info.value.code == 0
+    text = capsys.readouterr().out
+    for line in ("0  the problems are equivalent", "1  they are not", "2  bad input"):
+        assert line in text
+
+
+def test_cli_internal_error_exits_2(tmp_path, capsys, monkeypatch):
+    domain, a = _files(tmp_path, d=BW, a=bw("a b", INIT2, "(on a b)"))
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(eq, "normalise", boom)
+    assert main(["equiv", a, a, "--domain", domain]) == 2
+    assert "internal error (RuntimeError: simulated bug)" in capsys.readouterr().err
+
+
+def test_counts_decide_different_sizes_before_normalising(monkeypatch):
+    big, small = tower(2000), tower(3)
+
+    def no_normalise(*args, **kwargs):
+        raise AssertionError("normalise must not run when the object counts differ")
+
+    monkeypatch.setattr(eq, "normalise", no_normalise)
+    verdict = compare(big, small, BW)
+    assert not verdict and verdict.reason == "object counts differ: 2000 vs 3 objects"
+    assert not equivalent(small, big, BW)
+    other = tower(3).replace("(clear b2)", "")
+    assert compare(small, other, BW).reason == "initial states differ in size: 7 vs 6 facts"
+    swapped = small.replace("(on-table b0)", "(holding b0)")
+    assert compare(small, swapped, BW).reason == "initial facts per predicate differ (holding: 0 vs 1)"
+
+
+def test_ill_typed_goal_is_a_verdict_in_the_api():
+    dom = domains.load("blocksworld")
+    typed = parse_problem(bw("a b", INIT2, "(on a b)"), dom)
+    # blocksworld is untyped, so build a typed domain where a goal can be ill-typed
+    from servicerobot.pddl import parse_domain
+
+    shelf = parse_domain("""(define (domain shelf) (:requirements :typing) (:types book room)
+      (:predicates (at ?b - book ?r - room)) (:action noop :parameters () :precondition (and) :effect (and)))""")
+    good = "(define (problem p) (:domain shelf) (:objects b1 - book r1 - room) (:init) (:goal (at b1 r1)))"
+    bad = good.replace("(at b1 r1)", "(at r1 b1)")
+    verdict = compare(good, bad, shelf)
+    assert not verdict and "goal of problem b cannot be well-typed" in verdict.reason
+    assert equivalent(good, bad, shelf) is False
+    # a Problem built in code (or parsed without the domain) is checked the same way
+    built = Problem("p", "shelf", {"b1": "book", "r1": "room"}, frozenset(), And((AtomF("at", ("r1", "b1")),)))
+    assert "goal of problem a cannot be well-typed" in compare(built, good, shelf).reason
+    assert equivalent(parse_problem(bad), parse_problem(good, shelf), shelf) is False
+    assert equivalent(typed, typed, dom)
