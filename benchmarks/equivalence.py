@@ -3,14 +3,17 @@
 Generates 1,000 blocksworld and gripper pairs of up to 80 propositions (init + goal), half of them
 renamed-and-shuffled copies (equivalent), half with a goal changed by one fact, and prints one JSON
 line: median_ms, p95_ms, count, and how many pairs were equivalent. With `--brute-force N` it also
-checks N small random pairs against brute-force enumeration and reports the agreement.
+checks N small random pairs against brute-force enumeration and reports the agreement. The scaling
+series times pairs of different sizes (n vs n+1 blocks, n = 10 ... 10,000, parsing included), which the
+object counts decide in O(n); `growth_per_10x` is the time ratio of each step (10 = linear).
 
-Run: `python benchmarks/equivalence.py [--pairs 1000] [--brute-force 500]`
+Run: `python benchmarks/equivalence.py [--pairs 1000] [--brute-force 500] [--scaling-max 10000] [--quick]`
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import statistics
@@ -26,7 +29,33 @@ from servicerobot.pddl._equivalence_bruteforce import (
     random_pair,
 )
 from servicerobot.pddl.atoms import Atom
-from servicerobot.pddl.equivalence import equivalent
+from servicerobot.pddl.equivalence import compare, equivalent
+
+
+def _tower(n: int) -> str:
+    """n blocks on the table; the goal stacks them into one tower."""
+    objs = " ".join(f"b{i}" for i in range(n))
+    init = " ".join(f"(on-table b{i}) (clear b{i})" for i in range(n)) + " (arm-empty)"
+    goal = " ".join(f"(on b{i} b{i + 1})" for i in range(n - 1))
+    return f"(define (problem t{n}) (:domain blocksworld) (:objects {objs}) (:init {init}) (:goal (and {goal})))"
+
+
+def _scaling(largest: int) -> dict:
+    """Milliseconds to decide n vs n+1 blocks (best of 3) for n = 10, 100, ... up to `largest`."""
+    domain = domains.text("blocksworld")
+    series, n = [], 10
+    while n <= largest:
+        a, b = _tower(n), _tower(n + 1)
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            verdict = compare(a, b, domain)
+            best = min(best, time.perf_counter() - start)
+        assert not verdict, "pairs of different sizes are never equivalent"
+        series.append({"objects": n, "bytes": len(a) + len(b), "ms": round(best * 1000, 2)})
+        n *= 10
+    growth = [round(y["ms"] / x["ms"], 1) for x, y in itertools.pairwise(series)]
+    return {"scaling_different_sizes": series, "growth_per_10x": growth}
 
 
 def _pair(rng: random.Random) -> tuple[str, str, str]:
@@ -69,7 +98,11 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=1000)
     ap.add_argument("--brute-force", type=int, default=0, help="also cross-check this many small pairs")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--scaling-max", type=int, default=10000, help="largest n of the scaling series (0: skip)")
+    ap.add_argument("--quick", action="store_true", help="100 pairs, 50 brute-force checks at most")
     args = ap.parse_args()
+    if args.quick:
+        args.pairs, args.brute_force = min(args.pairs, 100), min(args.brute_force, 50)
     rng = random.Random(args.seed)
     pairs = [_pair(rng) for _ in range(args.pairs)]
     for d, a, b in pairs[:20]:  # warm up: domain parsing and analysis are cached
@@ -97,6 +130,8 @@ def main() -> None:
             pa, pb = parse_problem(a, dom), parse_problem(b, dom)
             agree += brute_force_equivalent(dom, pa, pb) == equivalent(pa, pb, dom)
         row["brute_force_agreement"] = f"{agree}/{args.brute_force}"
+    if args.scaling_max:
+        row.update(_scaling(args.scaling_max))
     print(json.dumps(row))
 
 

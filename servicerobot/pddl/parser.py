@@ -7,6 +7,8 @@ the package supports raises `UnsupportedFeatureError`.
 
 from __future__ import annotations
 
+import functools
+import gc
 from os import PathLike
 from pathlib import Path
 
@@ -38,6 +40,24 @@ _UNSUPPORTED_SECTIONS = {
     ":event": "events (PDDL+)",
 }
 _ACTION_KEYS = (":parameters", ":precondition", ":effect")
+
+
+def _without_gc(parse):
+    """Run `parse` with the cyclic garbage collector paused: reading a large file builds millions of lists,
+    which triggers full collections whose cost grows with the tree (parsing became quadratic); no cycles
+    are made here, so nothing is lost."""
+
+    @functools.wraps(parse)
+    def wrapper(*args, **kwargs):
+        if not gc.isenabled():
+            return parse(*args, **kwargs)
+        gc.disable()
+        try:
+            return parse(*args, **kwargs)
+        finally:
+            gc.enable()
+
+    return wrapper
 
 
 def _header(rd: Reader, expr: SList, kind: str) -> str:
@@ -210,6 +230,7 @@ def _action(rd: Reader, section: SList, fr: FormulaReader) -> Action:
     return Action(name, params, precondition, effects)
 
 
+@_without_gc
 def parse_domain(text: str, source: str = "") -> Domain:
     """Parse and check a `(define (domain ...))`.
 
@@ -238,6 +259,7 @@ def parse_domain(text: str, source: str = "") -> Domain:
     return Domain(name, requirements, types, constants, predicates, actions)
 
 
+@_without_gc
 def parse_problem(text: str, domain: Domain | None = None, source: str = "") -> Problem:
     """Parse a `(define (problem ...))`; with a domain, also check it against the domain.
 
