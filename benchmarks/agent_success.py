@@ -60,7 +60,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--size", default="default")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--records", help="keep the per-episode records (JSONL) here; a rerun resumes")
+    parser.add_argument("--quick", action="store_true", help="2 episodes on the small house (a smoke run)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.episodes, args.size = min(args.episodes, 2), "small"
     config = parse_config({"name": "agent_success", "variants": args.variants,
                            "seeds": {"start": 0, "count": args.episodes}, "agent": {"interpreter": "rules"},
                            "envs": [{"name": args.size, "kwargs": {"size": args.size, "update_mode": args.mode}}]})

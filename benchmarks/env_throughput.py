@@ -123,7 +123,10 @@ def main() -> None:
     parser.add_argument("--size", default="default")
     parser.add_argument("--episodes", type=int, default=3)
     parser.add_argument("--steps", type=int, default=20000, help="minimum timed household steps")
+    parser.add_argument("--quick", action="store_true", help="1 episode, 2,000 steps (a smoke run)")
     args = parser.parse_args()
+    if args.quick:
+        args.episodes, args.steps = 1, min(args.steps, 2000)
     seeds = list(range(args.episodes))
     episodes = _record(args.size, seeds)
     household = _household_rate(args.size, seeds, episodes, args.steps)

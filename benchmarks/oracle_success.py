@@ -52,7 +52,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--size", default="default")
     parser.add_argument("--mode", default="verbal")
+    parser.add_argument("--quick", action="store_true", help="4 episodes on the small house (a smoke run)")
     args = parser.parse_args()
+    if args.quick:
+        args.episodes, args.size = min(args.episodes, 4), "small"
     start = time.perf_counter()
     jobs = [(seed, args.size, args.mode) for seed in range(args.episodes)]
     with Pool(args.workers) as pool:

@@ -51,7 +51,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--size", default="large")
     parser.add_argument("--timeout", type=float, default=600.0, help="Fast Downward time limit per call (s)")
+    parser.add_argument("--quick", action="store_true", help="2 episodes on the default house (a smoke run)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.episodes, args.size, args.timeout = min(args.episodes, 2), "default", min(args.timeout, 20.0)
     rows = []
     for seed in range(args.episodes):
         row = measure(seed, args.size, args.timeout)

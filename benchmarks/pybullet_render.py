@@ -15,19 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-
-from pybullet_episode import PyBulletOracle
-
 from servicerobot.envs.core import ServiceRobotEnv
 from servicerobot.envs.pybullet.world import PyBulletOptions, PyBulletWorld
+from servicerobot.oracle import OracleAgent
 from servicerobot.planners import FastDownward
 
 
@@ -48,7 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--size", default="default", choices=["small", "default", "large"])
+    ap.add_argument("--quick", action="store_true", help="1 seed on the small apartment (a smoke run)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.seeds, args.size = 1, "small"
 
     skill_ms: dict[str, list[float]] = defaultdict(list)
     fps320, fps640, resets, blocking, walls, successes = [], [], [], [], [], []
@@ -76,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
         world = PyBulletWorld(args.size, PyBulletOptions(n_tasks=4, task_order="cycle"))
         env = ServiceRobotEnv(world, update_mode="both")
-        agent = PyBulletOracle(env, FastDownward(search="astar(blind())", timeout=60.0))
+        agent = OracleAgent(env, FastDownward(search="astar(blind())", timeout=60.0))
         start = time.perf_counter()
         obs, info = env.reset(seed=seed)
         while True:

@@ -10,6 +10,7 @@ and so are searches right after a memory update (which rebuild the per-memory in
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import time
@@ -55,7 +56,9 @@ def _ms(fn, repeat: int = 5) -> float:
 
 
 def main() -> None:
-    env = gym.make("ServiceRobot-v0", size="large")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the default house instead of the large one")
+    env = gym.make("ServiceRobot-v0", size="default" if parser.parse_args().quick else "large")
     obs, _ = env.reset(seed=0)
     kg = KnowledgeGraph.from_prior(household_domain(), json.loads(obs["prior"]))
     retriever = SearchRetriever()

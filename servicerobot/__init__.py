@@ -18,10 +18,18 @@ if "ServiceRobot-PyBullet-v0" not in registry:
 __all__ = ["ServiceAgent", "__version__"]
 
 
+_SUBMODULES = frozenset({"adapters", "agent", "cli", "envs", "errors", "experiments", "files", "language",
+                         "memory", "oracle", "pddl", "planners", "scenes"})
+
+
 def __getattr__(name: str):
-    # The agent pulls in planners and memory; import it only when asked for.
+    # The agent pulls in planners and memory; import it (and any subpackage) only when asked for.
     if name == "ServiceAgent":
         from servicerobot.agent import ServiceAgent
 
         return ServiceAgent
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"servicerobot.{name}")
     raise AttributeError(f"module 'servicerobot' has no attribute {name!r}")

@@ -88,9 +88,11 @@ def _bench(args: argparse.Namespace) -> int:
         return 2
     scripts = sorted(p.resolve() for p in folder.glob("*.py") if not args.only or p.stem in args.only)
     results, failed = {}, 0
-    for script in scripts:
-        cmd = [sys.executable, str(script), *(["--quick"] if args.quick and "--quick" in script.read_text() else [])]
-        print(f"bench: {' '.join(cmd[1:])}", file=sys.stderr)
+    for number, script in enumerate(scripts, 1):
+        # every benchmark script takes --quick; one that does not fails loudly instead of running full size
+        cmd = [sys.executable, str(script), *(["--quick"] if args.quick else [])]
+        print(f"bench [{number}/{len(scripts)}] {script.stem}: running {' '.join(cmd[1:])}", file=sys.stderr,
+              flush=True)
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=folder, check=False)
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
@@ -101,6 +103,9 @@ def _bench(args: argparse.Namespace) -> int:
             results[script.stem] = {"error": "the last JSON line does not parse"}
         failed += "error" in results[script.stem]
         results[script.stem]["bench_wall_s"] = round(time.perf_counter() - t0, 1)
+        outcome = results[script.stem].get("error", "ok")
+        print(f"bench [{number}/{len(scripts)}] {script.stem}: {outcome} in {results[script.stem]['bench_wall_s']} s",
+              file=sys.stderr, flush=True)
     text = json.dumps(results, indent=2)
     if args.out:
         from servicerobot.files import write_atomic
@@ -168,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     bench = sub.add_parser("bench", help="run the scripts in benchmarks/ and collect their JSON")
     bench.add_argument("--benchmarks", default="benchmarks", help="the benchmarks folder (source checkout)")
     bench.add_argument("--only", nargs="*", help="script names (without .py) to run")
-    bench.add_argument("--quick", action="store_true", help="pass --quick to scripts that accept it")
+    bench.add_argument("--quick", action="store_true",
+                       help="pass --quick to every script (a smoke run, under a minute each)")
     bench.add_argument("--out", help="also write the collected JSON here")
     equiv = sub.add_parser(
         "equiv", help="are two PDDL problems the same task up to renaming? (exit 0 yes, 1 no, 2 bad input)",

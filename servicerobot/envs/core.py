@@ -123,6 +123,12 @@ class ServiceRobotEnv(gym.Env):
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start an episode: a new house and task list from `seed`. `options` is unused and must be empty;
+        world settings (size, update_mode, n_tasks, ...) are passed to `gym.make` instead."""
+        if options:
+            names = ", ".join(map(repr, options)) if isinstance(options, dict) else repr(options)
+            raise ValueError(f"reset() takes no options, got {names}; pass settings such as size or "
+                             "update_mode to gym.make('ServiceRobot-v0', ...) instead")
         super().reset(seed=seed)
         world_rng, speech_seed = (np.random.default_rng(s) for s in
                                   np.random.SeedSequence(int(self.np_random.integers(2**63))).spawn(2))
