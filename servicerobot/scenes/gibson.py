@@ -54,6 +54,7 @@ __all__ = [
     "class_type",
     "generate_3dsg",
     "load_3dsg",
+    "place_spot",
     "save_json",
     "save_npz",
     "support_of",
@@ -65,6 +66,7 @@ MAX_GENERATED_ROOMS = 12
 MAX_OBJECTS_PER_ROOM = 20
 ROOM_HEIGHT = 3.0
 DOOR_WIDTH = 1.2
+SINK_DEPTH = 0.25  # the basin of a sink: its top 25 cm are open
 _CONTAINER_TYPES = frozenset({"container", "openable", "sink", "fridge", "washer", "dryer", "trashcan"})
 _SURFACE_TYPES = frozenset({"surface", "shelf", "bed"})
 
@@ -289,8 +291,8 @@ def _turned(size: Vec3, holder: Object3D) -> Vec3:
     return size
 
 
-def _spot(holder: Object3D, size: Vec3, relation: str, rng: np.random.Generator) -> Vec3:
-    """A position for a box of `size` on top of or inside `holder`."""
+def place_spot(holder: Object3D, size: Vec3, relation: str, rng: np.random.Generator) -> Vec3:
+    """A position for a box of `size` on top of or inside `holder` (in a sink: in its basin)."""
     lo, hi = holder.box
     xy = []
     for axis in (0, 1):
@@ -299,6 +301,8 @@ def _spot(holder: Object3D, size: Vec3, relation: str, rng: np.random.Generator)
         xy.append(round(float(lo[axis] + hi[axis]) / 2 + off, 3))
     if relation == "on":
         z = float(hi[2]) + size[2] / 2 + 0.002
+    elif class_type(holder.class_) == "sink":
+        z = float(hi[2]) - SINK_DEPTH + 0.035 + size[2] / 2
     else:
         z = float(lo[2]) + min(0.08, (hi[2] - lo[2]) / 4) + size[2] / 2
     return xy[0], xy[1], round(z, 3)
@@ -321,7 +325,7 @@ def _place_in_room(obj: Object3D, sg: SceneGraph3D, rng: np.random.Generator) ->
         holder = best[int(rng.integers(len(best)))][2]
         relation = "on" if class_type(holder.class_) in _SURFACE_TYPES else "inside"
         size = _turned(obj.size, holder)
-        return replace(obj, size=size, location=_spot(holder, size, relation, rng))
+        return replace(obj, size=size, location=place_spot(holder, size, relation, rng))
     room = sg.rooms[obj.parent_room]
     half = np.asarray(room.size[:2]) / 2 - np.asarray(obj.size[:2]) / 2 - 0.3
     off = [float(rng.uniform(-h, h)) if h > 0 else 0.0 for h in half]
@@ -390,7 +394,7 @@ def generate_3dsg(rng: np.random.Generator, n_rooms: int | None = None, name: st
                 size = _turned(info.size, f)
                 obj = Object3D(next_id, class_, "", room.id, (0.0, 0.0, 0.0), size, info.affordance,
                                material, f"a {colour} {noun} made of {material[0]}")
-                sg.objects[next_id] = replace(obj, location=_spot(f, size, relation, rng))
+                sg.objects[next_id] = replace(obj, location=place_spot(f, size, relation, rng))
                 next_id += 1
                 count += 1
     return sg
