@@ -276,4 +276,8 @@ def _make_world(name: str, **kwargs: Any) -> World:
         from servicerobot.envs.pybullet.world import make_pybullet_world
 
         return make_pybullet_world(**kwargs)
-    raise SceneError(f"unknown world {name!r}; available: ['household', 'pybullet']")
+    if name == "ai2thor":
+        from servicerobot.envs.ai2thor.world import make_ai2thor_world
+
+        return make_ai2thor_world(**kwargs)
+    raise SceneError(f"unknown world {name!r}; available: ['household', 'pybullet', 'ai2thor']")

@@ -142,6 +142,14 @@ class HouseholdScene:
                 return r
         raise SceneError(f"no room named {name!r}; rooms are {self.room_names}")
 
+    def accepts(self, fixture: str, item: str) -> bool:
+        """Whether people may put `item` on or in `fixture` (a simulator's receptacle rules; all in generated homes)."""
+        return True
+
+    def can(self, entity: str, change: str) -> bool:
+        """Whether `entity` can undergo `change` ("break", "dirty") in the scene's simulator (always here)."""
+        return True
+
     def fixtures_in(self, room: str) -> list[str]:
         """Fixtures of a room, in wall order (cached: the layout never changes)."""
         if self._fixtures_by_room is None:

@@ -96,7 +96,8 @@ class HumanProcess:
         """Fixtures a person could put `item` on or in (not `exclude`; washers and dryers take clothes only)."""
         kind = self.scene.entities[item]
         dests = [f for f in self.placeable if f != exclude
-                 and not (self.scene.entities[f].pddl_type in ("washer", "dryer") and kind.pddl_type != "clothing")]
+                 and not (self.scene.entities[f].pddl_type in ("washer", "dryer") and kind.pddl_type != "clothing")
+                 and self.scene.accepts(f, item)]
         return dests
 
     def place_atom(self, item: str, fixture: str) -> Atom:
@@ -145,7 +146,7 @@ class HumanProcess:
 
     def dirty(self, actor: str, protected: frozenset[str], category: str = "background", item: str | None = None):
         cands = [i for i in self._movable(protected) if self.scene.entities[i].pddl_type == "dish"
-                 and Atom("dirty", (i,)) not in self.state]
+                 and Atom("dirty", (i,)) not in self.state and self.scene.can(i, "dirty")]
         item = item or self._pick(cands)
         if item is None:
             return None
@@ -163,7 +164,7 @@ class HumanProcess:
 
     def break_(self, actor: str, protected: frozenset[str], category: str = "background"):
         cands = [i for i in self._movable(protected) if Atom("broken", (i,)) not in self.state
-                 and self.scene.entities[i].pddl_type in ("dish", "gadget", "decor")]
+                 and self.scene.entities[i].pddl_type in ("dish", "gadget", "decor") and self.scene.can(i, "break")]
         item = self._pick(cands)
         if item is None:
             return None
@@ -172,7 +173,7 @@ class HumanProcess:
 
     def soil(self, actor: str, protected: frozenset[str], category: str = "background", item: str | None = None):
         cands = [i for i in self._movable(protected) if self.scene.entities[i].pddl_type == "clothing"
-                 and Atom("dirty", (i,)) not in self.state]
+                 and Atom("dirty", (i,)) not in self.state and self.scene.can(i, "dirty")]
         item = item or self._pick(cands)
         if item is None:
             return None
@@ -253,10 +254,13 @@ class HumanProcess:
             return None
         loc = self.state.location(item)
         dests = [f for f in self.placeable if self.scene.entities[f].pddl_type in ("surface",)
-                 and self.scene.entities[f].room == self.scene.entities[loc.args[1]].room] if loc.predicate in (
-                     "on", "inside") else []
+                 and self.scene.entities[f].room == self.scene.entities[loc.args[1]].room
+                 and self.scene.accepts(f, item)] if loc.predicate in ("on", "inside") else []
         dest = self._pick(dests) or self._pick([f for f in self.placeable
-                                                 if self.scene.entities[f].pddl_type == "surface"])
+                                                 if self.scene.entities[f].pddl_type == "surface"
+                                                 and self.scene.accepts(f, item)])
+        if dest is None:
+            return None
         new = self.place_atom(item, dest)
         cold = Atom("cold", (item,))
         add, delete = frozenset({new}), frozenset({loc, cold})

@@ -98,12 +98,15 @@ class TaskGenerator:
 
     # ------------------------------------------------------------------ task kinds
     def _pick_place(self, speaker: str) -> Task | None:
-        item = self._pick(self._free_items())
+        def dests_of(item: str) -> list[str]:
+            src = self.state.location(item).args[1]
+            return [f for f in self.humans.destinations(item, src) if self.scene.entities[f].pddl_type != "sink"]
+
+        # Only items with somewhere else to go (a simulator's receptacle rules may leave an item none).
+        item = self._pick([i for i in self._free_items() if dests_of(i)])
         if item is None:
             return None
-        src = self.state.location(item).args[1]
-        dests = [f for f in self.humans.destinations(item, src) if self.scene.entities[f].pddl_type != "sink"]
-        dest = self._pick(dests)
+        dest = self._pick(dests_of(item))
         atom = self.humans.place_atom(item, dest)
         prep = "on" if atom.predicate == "on" else "in"
         text = self._say("pick_place", item=self.d.item(item, speaker), prep=prep,
@@ -128,6 +131,8 @@ class TaskGenerator:
                 and Atom("discarded", (i,)) not in self.state]
 
     def _wash_dishes(self, speaker: str) -> Task | None:
+        if not self.of_type.get("sink"):
+            return None
         setup = []
         if len(self._dirty_dishes()) < 2:
             event = self.humans.dirty(speaker, frozenset(), category="setup")
@@ -163,6 +168,8 @@ class TaskGenerator:
                 and Atom("discarded", (i,)) not in self.state]
 
     def _discard_broken(self, speaker: str) -> Task | None:
+        if not self.of_type.get("trashcan"):
+            return None
         setup = []
         for _ in range(int(self.rng.integers(1, 3))):
             actor = self._pick(self.humans.people)
@@ -180,7 +187,8 @@ class TaskGenerator:
 
     def _keep_cold(self, speaker: str) -> Task | None:
         fridges = self.of_type.get("fridge", [])
-        perishable = [i for i in self._free_items(("food",)) if self.scene.entities[i].attributes.get("perishable")]
+        perishable = [i for i in self._free_items(("food",)) if self.scene.entities[i].attributes.get("perishable")
+                      and fridges and self.scene.accepts(fridges[0], i)]
         if not fridges or not perishable:
             return None
         setup = []
@@ -257,6 +265,8 @@ class TaskGenerator:
         for shelf in shelves:
             for room, books in sorted(books_by_room.items()):
                 todo = [b for b in books if Atom("on", (b, shelf)) not in self.state]
+                if not all(self.scene.accepts(shelf, b) for b in books):
+                    continue
                 if 1 <= len(todo) <= 4:
                     options.append((shelf, room, sorted(books)))
         choice = self._pick(options)
