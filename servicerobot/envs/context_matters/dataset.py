@@ -1,0 +1,165 @@
+"""Read and write Context Matters' dataset layout, so their instances run here and ours run there.
+
+    <root>/<split>.json                      {"problems": {"problem_k": {"description", "graph": [scenes],
+                                               "goal", "objects", "relaxation_expected"}}, "domain": {...}}
+    <root>/<split>/<Scene>/problem_k/        <Scene>.json and/or <Scene>.npz (the 3DSG), task.txt,
+                                             init_loc.txt, description.txt
+                                             (+ acceptable_goals.json: our ground truth, which CM lacks)
+
+A missing or corrupt file raises `SceneError` naming the file and what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from servicerobot.envs.context_matters.tasks import CMInstance
+from servicerobot.errors import SceneError
+from servicerobot.files import write_atomic
+
+__all__ = ["ACCEPTABLE_FILE", "read_split", "split_names", "write_split"]
+
+ACCEPTABLE_FILE = "acceptable_goals.json"
+_FORMATS = ("json", "npz", "both")
+
+
+def _problem_number(name: str) -> tuple[int, str]:
+    match = re.search(r"(\d+)$", name)
+    return (int(match.group(1)) if match else -1, name)
+
+
+def write_split(instances: list[CMInstance], root: str | Path, split: str, scene_format: str = "json") -> Path:
+    """Write instances as one CM split under `root`; returns the split's JSON path.
+
+    Raises:
+        SceneError: an unknown `scene_format`, or two instances with the same scene and problem.
+    """
+    from servicerobot.scenes.gibson import save_json, save_npz
+    from servicerobot.scenes.household import household_domain
+
+    if scene_format not in _FORMATS:
+        raise SceneError(f"scene_format must be one of {_FORMATS}, got {scene_format!r}")
+    root = Path(root)
+    problems: dict[str, dict] = {}
+    seen = set()
+    for inst in instances:
+        key = (inst.scene_name, inst.problem)
+        if key in seen:
+            raise SceneError(f"two instances are {inst.problem} on scene {inst.scene_name}; problem names must be "
+                             "unique per scene")
+        seen.add(key)
+        entry = problems.setdefault(inst.problem, {"description": inst.description, "graph": [], "goal": inst.task,
+                                                   "objects": {}, "relaxation_expected": inst.relaxation_expected})
+        if entry["goal"] != inst.task or entry["relaxation_expected"] != inst.relaxation_expected:
+            raise SceneError(f"{inst.problem}: instances of one problem must share the goal and "
+                             "relaxation_expected (CM's layout stores them once per problem)")
+        entry["graph"].append(inst.scene_name)
+        folder = root / split / inst.scene_name / inst.problem
+        folder.mkdir(parents=True, exist_ok=True)
+        if scene_format in ("json", "both"):
+            save_json(inst.scene, folder / f"{inst.scene_name}.json")
+        if scene_format in ("npz", "both"):
+            save_npz(inst.scene, folder / f"{inst.scene_name}.npz")
+        write_atomic(folder / "task.txt", inst.task + "\n")
+        write_atomic(folder / "init_loc.txt", inst.init_loc + "\n")
+        write_atomic(folder / "description.txt", inst.description + "\n")
+        if inst.acceptable is not None:
+            write_atomic(folder / ACCEPTABLE_FILE, json.dumps({"variant": inst.variant,
+                                                               "acceptable_goals": [list(g) for g in inst.acceptable]},
+                                                              indent=1) + "\n")
+    domain = household_domain()
+    doc = {"problems": dict(sorted(problems.items(), key=lambda kv: _problem_number(kv[0]))),
+           "domain": {"name": domain.name, "actions": [{"name": a} for a in domain.actions],
+                      "objects": [{"type": t} for t in domain.types.parents]}}
+    path = root / f"{split}.json"
+    write_atomic(path, json.dumps(doc, indent=1) + "\n")
+    return path
+
+
+def split_names(root: str | Path) -> list[str]:
+    """The splits of a dataset folder: every `<name>.json` with a `<name>/` folder beside it."""
+    root = Path(root)
+    return sorted(p.stem for p in root.glob("*.json") if (root / p.stem).is_dir())
+
+
+def _read_text(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        raise SceneError(f"{path}: missing; every CM instance folder needs task.txt and init_loc.txt") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SceneError(f"{path}: cannot read it as text: {exc}") from exc
+    if not text:
+        raise SceneError(f"{path}: the file is empty")
+    return text
+
+
+def read_split(root: str | Path, split: str) -> list[CMInstance]:
+    """Every instance of one split, problem by problem (CM's order), scene by scene.
+
+    Raises:
+        SceneError: the split file or an instance file is missing or corrupt (the message names it).
+    """
+    from servicerobot.scenes.gibson import load_3dsg
+
+    root = Path(root)
+    path = root / f"{split}.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        known = split_names(root) if root.is_dir() else []
+        raise SceneError(f"{path}: no such split file; splits in {root}: {known or 'none'}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SceneError(f"{path}: not a readable JSON split file: {exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("problems"), dict):
+        raise SceneError(f"{path}: a CM split file is an object with a 'problems' mapping")
+    out = []
+    for name, entry in sorted(doc["problems"].items(), key=lambda kv: _problem_number(kv[0])):
+        where = f"{path} problems.{name}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("graph"), list) or not entry["graph"]:
+            raise SceneError(f"{where}: needs a non-empty 'graph' list of scene names")
+        expected = entry.get("relaxation_expected")
+        if not isinstance(expected, bool):
+            raise SceneError(f"{where}: 'relaxation_expected' must be true or false, got {expected!r}")
+        for scene in entry["graph"]:
+            out.append(_read_instance(root / split / str(scene) / name, split, name, str(scene), expected,
+                                      str(entry.get("description", "")), load_3dsg))
+    return out
+
+
+def _read_instance(folder: Path, split: str, problem: str, scene: str, expected: bool, description: str,
+                   load_3dsg) -> CMInstance:
+    if not folder.is_dir():
+        raise SceneError(f"{folder}: instance folder missing (the split file lists scene {scene} for {problem})")
+    candidates = [folder / f"{scene}.json", folder / f"{scene}.npz"]
+    scene_path = next((p for p in candidates if p.is_file()), None)
+    if scene_path is None:
+        raise SceneError(f"{folder}: no scene graph; expected {candidates[0].name} or {candidates[1].name}")
+    try:
+        sg = load_3dsg(scene_path)
+    except SceneError as exc:
+        if str(scene_path) in str(exc):
+            raise
+        raise SceneError(f"{scene_path}: {exc}") from exc
+    sg.name = scene
+    task = _read_text(folder / "task.txt")
+    init_loc = _read_text(folder / "init_loc.txt")
+    labels = {r.label for r in sg.rooms.values()}
+    if init_loc not in labels:
+        raise SceneError(f"{folder / 'init_loc.txt'}: {init_loc!r} is not a room of {scene_path.name}; rooms are "
+                         f"{sorted(labels)}")
+    desc_path = folder / "description.txt"
+    if desc_path.is_file():
+        description = _read_text(desc_path)
+    acceptable, variant = None, ""
+    acc_path = folder / ACCEPTABLE_FILE
+    if acc_path.is_file():
+        try:
+            data = json.loads(acc_path.read_text(encoding="utf-8"))
+            acceptable = tuple(tuple(str(x) for x in goal) for goal in data["acceptable_goals"])
+            variant = str(data.get("variant", ""))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise SceneError(f"{acc_path}: not a list of acceptable goals ({exc})") from exc
+    return CMInstance(split, problem, sg, task, init_loc, description, expected, acceptable, variant)

@@ -1,0 +1,7 @@
+"""LLM interpreter (being written)."""
+
+__all__ = ["LLMRelaxInterpreter"]
+
+
+class LLMRelaxInterpreter:
+    name = "llm"
