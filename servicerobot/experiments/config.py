@@ -126,7 +126,9 @@ def parse_config(data: Any, source: str = "<config>") -> ExperimentConfig:
     variants = data["variants"]
     if not isinstance(variants, list) or not variants:
         raise ConfigError(f"{source}: 'variants' must be a non-empty list")
-    known = (*VARIANTS, *(v + "-noverify" for v in VARIANTS), *_VARIANTS_EXTRA)
+    from servicerobot.experiments.cm import CM_VARIANTS
+
+    known = (*VARIANTS, *(v + "-noverify" for v in VARIANTS), *_VARIANTS_EXTRA, *CM_VARIANTS)
     for v in variants:
         if v not in known:
             raise ConfigError(f"{source}: unknown variant {v!r}; choose from {', '.join(known)}")

@@ -219,6 +219,10 @@ class _Task:
 
 def run_episode(spec: EpisodeSpec, run: dict | None = None, env=None, score_goals: bool = True) -> dict:
     """Run one episode and return its record; a crash becomes a record with status "error"."""
+    if spec.env.env_id == "ContextMatters":  # one CM instance x one method (servicerobot.experiments.cm)
+        from servicerobot.experiments.cm import run_cm_episode
+
+        return run_cm_episode(spec, run)
     record: dict[str, Any] = {"key": spec.key, "run": run or {}, "env": spec.env.name,
                               "env_kwargs": spec.env.kwargs, "variant": spec.variant, "seed": spec.seed}
     t0 = time.perf_counter()

@@ -623,6 +623,13 @@ def _remove_stale(out: Path, skipped: dict[str, str]) -> None:
             (out / PLOTS[name]).unlink()
 
 
+def _cm_section(records: list[dict]) -> list[str]:
+    """The Context Matters table (only when some record is a CM record)."""
+    from servicerobot.experiments.cm import cm_report_lines
+
+    return cm_report_lines(records)
+
+
 def write_report(results: str | Path | list[dict], out_dir: str | Path) -> ReportPaths:
     """Write report.md, summary.csv, by_task_kind.csv, report.json and PNG plots into `out_dir`.
 
@@ -670,6 +677,7 @@ def write_report(results: str | Path | list[dict], out_dir: str | Path) -> Repor
                         "No task saw a world update."),
         *_pivot_section("4. KG accuracy per update category", summary, _kg_counts, "Update category",
                         "No scored knowledge-graph updates (e.g. only oracle or memoryless variants)."),
+        *_cm_section(records),
         *_errors_section(summary),
         *_plots_section(paths),
     ]
