@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from servicerobot.envs.observation import Observation, decode
-from servicerobot.errors import ActionError, PDDLError, ServiceRobotError
-from servicerobot.language.base import Usage
-from servicerobot.language.interpreter import Context, Interpreter
+from servicerobot.errors import ActionError, PDDLError, PDDLSemanticError, PlannerError, ServiceRobotError
+from servicerobot.failures import Failure, planner_failure
+from servicerobot.language.base import LanguageModelError, Usage
+from servicerobot.language.interpreter import Context, Interpreter, QueryGraph
 from servicerobot.memory.graph import KnowledgeGraph
 from servicerobot.memory.retrieval import SearchRetriever, retrieve_all, retrieve_neighbourhood
 from servicerobot.memory.triplets import Delta
@@ -50,11 +51,12 @@ _TOKEN = re.compile(r"[a-z0-9_\-]+")
 _LOCATED_BY = ("on", "inside", "held-by")  # (item, holder) predicates: where an item stands
 
 
-def default_interpreter() -> Interpreter:
-    """An LLM interpreter when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set, else the rule interpreter."""
+def default_interpreter(**llm: Any) -> Interpreter:
+    """An LLM interpreter when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set, else the rule interpreter;
+    `llm` goes to `OpenAIModel` (`model`, `timeout`, `max_retries`, `backoff`)."""
     from servicerobot.language.openai_client import OpenAIModel
 
-    model = OpenAIModel.from_env()
+    model = OpenAIModel.from_env(**llm)
     if model is None:
         from servicerobot.language.rule_interpreter import RuleInterpreter
 
@@ -95,6 +97,8 @@ class _TaskState:
     retry_at: int = 0  # step before which a failed plan is not retried (unless an action fails)
     tried_full: bool = False  # whether planning on the whole graph was tried for this task
     query: Any = None  # the interpreter's retrieval query for this task (query graph or entity names)
+    failure: Failure | None = None  # why the task has no goal or no plan now (None while all is well)
+    started: int = 0  # the step the task was heard
 
 
 class ServiceAgent:
@@ -126,6 +130,8 @@ class ServiceAgent:
         self.steps: list[AgentStep] = []
         self.replans = 0
         self.dropped_updates: list[Any] = []
+        self.failures: list[Failure] = []  # every fault this episode, in order (model, goal, planner)
+        self.abandoned: list[dict] = []  # tasks replaced by a new one before memory believed them done
         self._pddl: tuple[int, PDDLInterpreter] | None = None
         self._last_action: str | None = None
         self._sees = False
@@ -164,6 +170,8 @@ class ServiceAgent:
         self.task = None
         self.steps = []
         self.replans = 0
+        self.failures = []
+        self.abandoned = []
         self._last_action = None
         self._pddl = None
 
@@ -204,10 +212,22 @@ class ServiceAgent:
     def _context(self, facts: frozenset[Atom] | None = None) -> Context:
         return Context(self.domain, self.memory.entities, self.memory.facts if facts is None else facts, self.robot)
 
+    def _fail(self, reason: str, detail: str, stage: str) -> Failure:
+        failure = Failure(reason, detail, stage, len(self.steps))
+        self.failures.append(failure)
+        return failure
+
     def _hear(self, speaker: str, text: str, stats: AgentStep) -> None:
-        kind = self.interpreter.classify(text, speaker, self._context(frozenset()))
+        try:
+            kind = self.interpreter.classify(text, speaker, self._context(frozenset()))
+        except (LanguageModelError, ValueError) as exc:  # the utterance is dropped; the episode goes on
+            self._fail("language model failed" if isinstance(exc, LanguageModelError) else "task not heard",
+                       f"could not classify {text[:120]!r}: {exc}", "classify")
+            stats.updates_dropped += 1
+            return
         if kind == "task":
-            self.task = _TaskState(text, speaker)
+            self._abandon(self.task)
+            self.task = _TaskState(text, speaker, started=stats.step)
             self._interpret_task(stats)
             return
         if self.base_variant in ("static", "visual-only"):
@@ -225,17 +245,29 @@ class ServiceAgent:
         task = self.task
         retrieved = self._retrieve_for(task.text, task.speaker, task)
         feedback: list[str] = []
+        failure = None
         for _ in range(self.max_attempts):
             try:
                 goal = self.interpreter.interpret_task(task.text, task.speaker, self._context(retrieved.facts),
                                                        tuple(feedback))
+            except LanguageModelError as exc:  # already retried by the model: asking again would not help
+                failure = ("language model failed", f"no goal for {task.text[:120]!r}: {exc}")
+                break
+            except (PDDLError, ServiceRobotError, ValueError) as exc:
+                failure = ("goal not understood", f"{exc}")
+                feedback = [f"the goal is not valid PDDL for this domain: {exc}"]
+                continue
+            try:
                 self._pddl_interpreter().compile_goal(goal)  # parse and type-check against the domain
             except (PDDLError, ServiceRobotError, ValueError) as exc:
+                unknown = isinstance(exc, PDDLSemanticError) and "unknown object" in str(exc)
+                failure = ("entity unknown" if unknown else "goal not understood", f"goal {goal[:200]}: {exc}")
                 feedback = [f"the goal is not valid PDDL for this domain: {exc}"]
                 continue
             task.goal = goal
             return
         task.goal = None
+        task.failure = self._fail(*failure, "task")
 
     # ------------------------------------------------------------------ retrieval and planning
     def _retrieve_for(self, text: str, speaker: str, task: _TaskState | None = None):
@@ -246,10 +278,14 @@ class ServiceAgent:
             return retrieve_all(kg)
         query = task.query if task is not None else None
         if query is None:
-            if self.base_variant == "entity-rag":
-                query = self.interpreter.select_entities(text, speaker, self._context(frozenset()))
-            else:
-                query = self.interpreter.query_graph(text, speaker, self._context(frozenset()))
+            try:
+                if self.base_variant == "entity-rag":
+                    query = self.interpreter.select_entities(text, speaker, self._context(frozenset()))
+                else:
+                    query = self.interpreter.query_graph(text, speaker, self._context(frozenset()))
+            except (LanguageModelError, ValueError) as exc:  # retrieve nothing; planning falls back to all
+                self._fail("language model failed", f"no retrieval query for {text[:120]!r}: {exc}", "retrieve")
+                query = [] if self.base_variant == "entity-rag" else QueryGraph()
             if task is not None:
                 task.query = query
         if self.base_variant == "entity-rag":
@@ -310,21 +346,38 @@ class ServiceAgent:
             if kg.has_entity(name):
                 objects[name] = kg.type_of(name)
         compiled = self._pddl_interpreter().compile_goal(task.goal)
-        goal = conjunctive_goal(self.domain, compiled.formula, objects, facts)
-        problem = Problem("task", self.domain.name, objects, facts, goal)
-        result = self.planner.solve(self.domain, problem)
+        step = len(self.steps)
+        result = problem = None
+        try:
+            goal = conjunctive_goal(self.domain, compiled.formula, objects, facts)
+            problem = Problem("task", self.domain.name, objects, facts, goal)
+            result = self.planner.solve(self.domain, problem)
+        except PlannerError as exc:
+            failure = Failure("planner error", str(exc), "plan", step)
+        except TimeoutError as exc:  # a back end that raises instead of returning a TIMEOUT result
+            label = getattr(self.planner, "label", type(self.planner).__name__)
+            failure = Failure("planner timeout", f"{label}: {exc or 'no answer within the time limit'}", "plan", step)
+        except (PDDLError, ServiceRobotError) as exc:  # e.g. no action can make a goal literal true
+            failure = Failure("unsolvable" if problem is None else "invalid problem", str(exc), "plan", step)
         stats.retrieved_facts = len(facts)
         stats.planning_time += time.perf_counter() - t0
-        stats.expanded += result.expanded or 0
+        stats.expanded += (result.expanded or 0) if result is not None else 0
         stats.replanned = True
         self.replans += 1
-        if result.solved and self._reaches_goal(list(result.plan)) and self._val_accepts(problem, result.plan):
-            task.plan = deque(result.plan)
-            return
+        if result is not None:
+            if result.solved and self._reaches_goal(list(result.plan)) and self._val_accepts(problem, result.plan):
+                task.plan = deque(result.plan)
+                task.failure = None
+                return
+            failure = planner_failure(result, step) if not result.solved else Failure(
+                "plan rejected", f"{result.planner}'s plan of {len(result.plan)} step(s) does not reach the goal "
+                "on memory" + (" or VAL rejected it" if self.validate_with_val else ""), "plan", step)
         if not full and self.fallback_to_full and not task.tried_full:
             task.tried_full = True  # L3M+P: rebuild :init from the whole graph and re-plan, once per task
             self._plan(stats, full=True)
             return
+        task.failure = failure
+        self.failures.append(failure)
         task.plan = deque()
         task.failed_plans += 1
         task.failed_at = kg.version
@@ -436,14 +489,49 @@ class ServiceAgent:
     def usage(self) -> Usage:
         return self.interpreter.usage
 
+    def failure_reason(self, text: str | None = None) -> Failure | None:
+        """Why the task `text` (default: the current one) is not done: None while the agent has no
+        complaint (e.g. it is still walking), else the `Failure` that explains it best."""
+        task = self.task
+        if task is None or (text is not None and task.text != text):
+            heard = [f for f in self.failures if f.stage == "classify"]
+            detail = heard[-1].detail if heard else "no utterance was classified as this task"
+            return Failure(heard[-1].reason if heard else "task not heard", detail, "classify", len(self.steps))
+        if task.failure is not None:
+            return task.failure
+        if task.goal is None:
+            return Failure("goal not understood", "no goal was produced", "task", len(self.steps))
+        if self.memory is not None and self._pddl_interpreter().compile_goal(task.goal).holds(self.memory.facts):
+            return Failure("goal believed done", f"memory holds {task.goal[:200]}", "act", len(self.steps))
+        if task.plan:
+            return Failure("out of steps", f"{len(task.plan)} planned action(s) left", "act", len(self.steps))
+        return None
+
+    def _abandon(self, task: _TaskState | None) -> None:
+        """A new task replaces `task`: keep its reason when memory did not believe it done."""
+        if task is None:
+            return
+        failure = self.failure_reason(task.text)
+        if failure is not None and failure.reason != "goal believed done":
+            self.abandoned.append({"task": task.text, **failure.to_json()})
+
     def summary(self) -> dict:
-        """Totals over the episode so far."""
+        """Totals over the episode so far, with every abandoned task's failure reason (and the current
+        task's, when it has one) and the count of faults by reason."""
+        open_tasks = list(self.abandoned)
+        current = self.failure_reason() if self.task is not None else None
+        if current is not None and current.reason != "goal believed done":
+            open_tasks.append({"task": self.task.text, **current.to_json()})
+        reasons: dict[str, int] = {}
+        for f in self.failures:
+            reasons[f.reason] = reasons.get(f.reason, 0) + 1
         return {"variant": self.variant, "interpreter": self.interpreter.name, "steps": len(self.steps),
                 "replans": self.replans, "tokens": self.usage.total_tokens,
                 "planning_time": sum(s.planning_time for s in self.steps),
                 "expanded": sum(s.expanded for s in self.steps),
                 "updates_applied": sum(s.updates_applied for s in self.steps),
-                "updates_dropped": sum(s.updates_dropped for s in self.steps)}
+                "updates_dropped": sum(s.updates_dropped for s in self.steps),
+                "failures": dict(sorted(reasons.items())), "unfinished_tasks": open_tasks}
 
 
 def _percept_dict(o: Observation) -> dict:

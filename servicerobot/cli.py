@@ -29,7 +29,7 @@ def _run(args: argparse.Namespace) -> int:
     from servicerobot.experiments.runner import run_grid
 
     try:
-        config = load_config(args.config)
+        config = _with_llm_flags(load_config(args.config), args)
     except ServiceRobotError as error:
         print(f"servicerobot run: {error}", file=sys.stderr)
         return 2
@@ -48,11 +48,16 @@ def _run(args: argparse.Namespace) -> int:
                             refresh=False)
 
     try:
-        from servicerobot.experiments.runner import finished_keys
+        from servicerobot.experiments.runner import RunInterrupted, finished_keys
 
-        bar.update(len(finished_keys(out) & {s.key for s in config.episodes()}))
+        bar.update(len(finished_keys(out, repair=False) & {s.key for s in config.episodes()}))
         counts = run_grid(config, out, backend=backend, workers=args.workers, ray_address=args.ray_address,
                           on_record=progress)
+    except RunInterrupted as stop:
+        bar.close()
+        print(f"servicerobot run: {stop}; workers stopped; the {bar.n} finished episodes are in {out}: "
+              "run the same command again to resume", file=sys.stderr)
+        return 128 + stop.signum
     except ServiceRobotError as error:
         print(f"servicerobot run: {error}", file=sys.stderr)
         return 2
@@ -61,6 +66,20 @@ def _run(args: argparse.Namespace) -> int:
     print(f"{counts['ran']} episodes run, {counts['skipped']} already done, {counts['errors']} failed; "
           f"results in {out}. Next: servicerobot report {out} --out {out.with_suffix('')}-report")
     return 1 if counts["errors"] else 0
+
+
+def _with_llm_flags(config, args: argparse.Namespace):
+    """The config with `--llm-timeout` / `--llm-max-retries` set in its agent.llm options (checked again)."""
+    flags = {k: v for k, v in (("timeout", args.llm_timeout), ("max_retries", args.llm_max_retries)) if v is not None}
+    if not flags:
+        return config
+    import dataclasses
+
+    from servicerobot.experiments.config import check_agent
+
+    agent = {**config.agent, "llm": {**config.agent.get("llm", {}), **flags}}
+    check_agent(agent, "command line")
+    return dataclasses.replace(config, agent=agent)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -167,6 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--workers", type=int, default=None, help="parallel episodes (default: CPU count; 1 = serial)")
     run.add_argument("--ray-address", default=None,
                      help="run on Ray: 'local' starts an instance here, 'auto' or HOST:PORT joins a cluster")
+    run.add_argument("--llm-timeout", type=float, default=None,
+                     help="seconds per language-model request (overrides the config's agent.llm.timeout)")
+    run.add_argument("--llm-max-retries", type=int, default=None,
+                     help="retries after a failed or malformed model answer (agent.llm.max_retries)")
     report = sub.add_parser("report", help="Markdown/CSV tables and PNG plots from a results file")
     report.add_argument("results", help="a JSONL results file written by `servicerobot run`")
     report.add_argument("--out", default="report", help="folder for report.md, CSVs and plots")

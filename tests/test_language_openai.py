@@ -157,7 +157,7 @@ def test_other_bad_requests_are_errors_not_fallbacks(stub):
 
 
 def test_unparseable_json_is_a_clear_error(stub):
-    model, _ = make(stub)
+    model, _ = make(stub, max_retries=0)  # one answer (malformed answers are retried: test_hostile_llm.py)
     answer = "I think it is a task. " + "x" * 400
     stub.answer(answer, prompt_tokens=8, completion_tokens=100)
     with pytest.raises(AnswerFormatError, match="not answer valid JSON") as info:
@@ -169,7 +169,7 @@ def test_unparseable_json_is_a_clear_error(stub):
 
 
 def test_truncated_answer_says_so(stub):
-    model, _ = make(stub)
+    model, _ = make(stub, max_retries=0)
     stub.answer('{"kind": "ta', finish_reason="length")
     with pytest.raises(AnswerFormatError, match="token limit"):
         model.complete(MESSAGES, schema=SCHEMA)

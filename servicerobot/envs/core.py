@@ -188,10 +188,18 @@ class ServiceRobotEnv(gym.Env):
     def render(self):
         if self.render_mode != "rgb_array":
             return None
-        overlay = {"task": self._task.text if self._task is not None else "(all tasks done)",
-                   "utterances": self._last_utterances, "tasks_completed": self._completed,
-                   "tasks_total": self.world.n_tasks, **self._overlay}
-        return self.world.render_frame(overlay, self.width, self.height)
+        return self.world.render_frame(self.overlay(), self.width, self.height)
+
+    def overlay(self) -> dict[str, Any]:
+        """The text a rendered frame shows: the task (or how the episode ended), utterances, counts."""
+        if self._task is not None:
+            task = self._task.text
+        elif self._failed:  # never "all tasks done" when one failed
+            task = f"(episode over: {self._completed} completed, {self._failed} failed)"
+        else:
+            task = "(all tasks done)"
+        return {"task": task, "utterances": self._last_utterances, "tasks_completed": self._completed,
+                "tasks_total": self.world.n_tasks, **self._overlay}
 
     @property
     def active_task(self):

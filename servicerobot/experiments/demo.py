@@ -63,6 +63,9 @@ def run_demo(out: str | Path, episodes: int = 2, tasks: int = 3, size: str = "de
             while True:
                 action = agent.act(obs)
                 plan = list(agent.task.plan)[:3] if agent.task is not None else []
+                failure = agent.failure_reason() if agent.task is not None and not plan else None
+                if failure is not None and failure.reason != "goal believed done":
+                    plan = [f"none ({failure.reason})"]
                 env.unwrapped.set_overlay(plan=plan, last_action=action, belief=belief_line(agent))
                 obs, _, terminated, truncated, info = env.step(action)
                 steps += 1
@@ -73,6 +76,7 @@ def run_demo(out: str | Path, episodes: int = 2, tasks: int = 3, size: str = "de
         summary = agent.summary()
         rows.append({"episode": episode, "seed": seed + episode, "steps": steps,
                      "tasks_completed": info["tasks_completed"], "tasks_total": info["tasks_total"],
+                     "tasks_failed": info["tasks_failed"], "failures": summary["failures"],
                      "replans": summary["replans"], "planning_s": round(summary["planning_time"], 2),
                      "updates_applied": summary["updates_applied"], "interpreter": summary["interpreter"],
                      "wall_s": round(time.perf_counter() - start, 2),

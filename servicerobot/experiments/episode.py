@@ -50,16 +50,17 @@ def make_agent(variant: str, env, options: dict[str, Any] | None = None):
         return OracleAgent.from_env(env, planner)
     from servicerobot.agent import ServiceAgent
 
-    interpreter = _interpreter(options.pop("interpreter", "default"))
+    interpreter = _interpreter(options.pop("interpreter", "default"), options.pop("llm", None) or {})
     return ServiceAgent.from_env(env, variant=variant, interpreter=interpreter, planner=planner,
                                  keep_history=False, **options)
 
 
-def _interpreter(name: str):
+def _interpreter(name: str, llm: dict[str, Any]):
     from servicerobot.agent import default_interpreter
+    from servicerobot.experiments.config import ConfigError
 
     if name == "default":
-        return default_interpreter()
+        return default_interpreter(**llm)
     if name == "rules":
         from servicerobot.language.rule_interpreter import RuleInterpreter
 
@@ -68,8 +69,11 @@ def _interpreter(name: str):
         from servicerobot.language.llm_interpreter import LLMInterpreter
         from servicerobot.language.openai_client import OpenAIModel
 
-        return LLMInterpreter(OpenAIModel.from_env())
-    from servicerobot.experiments.config import ConfigError
+        model = OpenAIModel.from_env(**llm)
+        if model is None:
+            raise ConfigError("agent.interpreter llm needs OPENAI_BASE_URL (a local server) or OPENAI_API_KEY "
+                              "set where the episodes run")
+        return LLMInterpreter(model)
 
     raise ConfigError(f"agent.interpreter must be default, rules or llm, got {name!r}")
 
@@ -209,12 +213,12 @@ class _Task:
     plans_before: int = 0
     goal: dict | None = None
 
-    def to_json(self, completed: bool, plans: int) -> dict:
+    def to_json(self, completed: bool, plans: int, failure: dict | None = None) -> dict:
         return {"index": self.index, "kind": self.kind, "text": self.text, "completed": completed,
                 "steps": self.steps, "events": sorted(self.events),
                 "disturbed": bool(self.events & {"reset", "addition", "relocation"}),
                 "plans": plans - self.plans_before, "actions": self.actions,
-                "failed_actions": self.failed_actions, "goal": self.goal}
+                "failed_actions": self.failed_actions, "goal": self.goal, "failure": failure}
 
 
 def run_episode(spec: EpisodeSpec, run: dict | None = None, env=None, score_goals: bool = True) -> dict:
@@ -265,7 +269,8 @@ def _play(spec: EpisodeSpec, env, score_goals: bool) -> dict:
         if ended:
             if goals is not None and current.goal is None:
                 current.goal = goals.score(None, current.true_goal)
-            tasks.append(current.to_json(bool(info["task_completed"]), agent.replans))
+            tasks.append(current.to_json(bool(info["task_completed"]), agent.replans,
+                                         None if info["task_completed"] else _why_failed(agent, current.text)))
             if info["oracle"]["goal"] is not None and not (terminated or truncated):
                 current = _new_task(len(tasks), info, agent)
                 current.events.update(e["category"] for e in events if e["category"] == "setup")
@@ -276,6 +281,17 @@ def _play(spec: EpisodeSpec, env, score_goals: bool) -> dict:
         "planning_time": agent.planning_time}
     summary = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in summary.items()}
     return {"tasks": tasks, "kg": kg.to_json() if kg is not None else None, "agent": summary}
+
+
+def _why_failed(agent, text: str) -> dict:
+    """The agent's reason for a failed task; running out of steps when it has none to give."""
+    from servicerobot.failures import Failure
+
+    ask = getattr(agent, "failure_reason", None)
+    failure = ask(text) if ask is not None else None
+    if failure is None:
+        failure = Failure("out of steps", "the task's step budget ran out", "act", len(getattr(agent, "steps", ())))
+    return failure.to_json()
 
 
 def _new_task(index: int, info: dict, agent) -> _Task:

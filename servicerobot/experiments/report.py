@@ -468,6 +468,37 @@ def _errors_section(summary: _Summary) -> list[str]:
     return lines + [""]
 
 
+def _failure_reasons(records: Iterable[dict]) -> dict[str, int]:
+    """Failed tasks counted by the reason their record gives."""
+    out: dict[str, int] = {}
+    for record in records:
+        for task in _tasks(record):
+            if task.get("completed"):
+                continue
+            failure = task.get("failure")
+            reason = str(failure.get("reason")) if isinstance(failure, dict) else "(no reason recorded)"
+            out[reason] = out.get(reason, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def _failures_section(summary: _Summary) -> list[str]:
+    """Failed tasks by reason: one table per env config, a column per variant."""
+    lines = ["## 6. Why tasks failed", ""]
+    any_rows = False
+    for env in summary.envs:
+        cells = {v: _failure_reasons(recs) for (e, v), recs in summary.groups.items() if e == env}
+        reasons = sorted({r for table in cells.values() for r in table})
+        if not reasons:
+            continue
+        any_rows = True
+        if len(summary.envs) > 1:
+            lines += [f"### {env}", ""]
+        lines += _md_table(["Reason", *cells], [[r, *(cells[v].get(r, 0) for v in cells)] for r in reasons])
+    if not any_rows:
+        return lines + ["_No task failed._", ""]
+    return lines + ["Counts of failed tasks by the reason in their record (`servicerobot.failures.REASONS`).", ""]
+
+
 def _plots_section(paths: ReportPaths) -> list[str]:
     titles = {
         "success_by_variant": "Task success by variant (95% Wilson intervals)",
@@ -679,6 +710,7 @@ def write_report(results: str | Path | list[dict], out_dir: str | Path) -> Repor
                         "No scored knowledge-graph updates (e.g. only oracle or memoryless variants)."),
         *_cm_section(records),
         *_errors_section(summary),
+        *_failures_section(summary),
         *_plots_section(paths),
     ]
     _write_text(paths.markdown, "\n".join(markdown).rstrip("\n") + "\n")

@@ -10,6 +10,7 @@ and nowhere else: it is not an attribute, not in `repr`, not pickled, and not in
 
 from __future__ import annotations
 
+import email.utils
 import json
 import os
 import re
@@ -25,6 +26,9 @@ __all__ = ["OpenAIModel"]
 
 _FORMATS = ("json_schema", "json_object", "text")
 _NO_KEY = "not-needed"  # local servers accept any key, but the client insists on one
+_MAX_RETRY_AFTER = 60.0  # longest wait a server's Retry-After may ask for between two attempts
+_JSON_TYPES = {"object": dict, "array": list, "string": str, "number": (int, float), "integer": int,
+               "boolean": bool, "null": type(None)}
 _HINT = ("Check that OPENAI_BASE_URL (or base_url) points at the server, e.g. http://localhost:8000/v1, "
          "that the server is running, and that it serves the model {model!r}.")
 
@@ -130,13 +134,34 @@ class OpenAIModel:
         """Answer the conversation; with `schema`, `Completion.data` holds the parsed JSON answer.
 
         Raises:
-            AnswerFormatError: a schema was asked for and the answer is not JSON (a `LanguageModelError`).
+            AnswerFormatError: a schema was asked for and no answer was JSON of its shape (a `LanguageModelError`).
             LanguageModelError: the server failed after the retries, or refused the request.
         """
+        An answer that is not JSON, is cut off, or has the wrong outer shape (a list for an object, a
+        required key missing) is asked for again, up to `max_retries` more times; the usage of every attempt is counted.
+
         if self._client is None:
             self._client = self._build_client(None)
         while True:
             fmt = _FORMATS[self._format] if schema is not None else "text"
+        spent = Usage()
+        for attempt in range(self.max_retries + 1):
+            try:
+                completion = self._complete_once(messages, schema, temperature)
+                problem = _shape_problem(completion.data, schema) if schema is not None else None
+                if problem is None:
+                    spent.add(completion.usage)
+                    return Completion(completion.text, completion.data, spent)
+                error = AnswerFormatError(f"{self.name}'s answer does not have the asked-for shape: {problem}; "
+                                          f"the answer began: {completion.text[:200]!r}", completion.text,
+                                          completion.usage)
+            except AnswerFormatError as exc:
+                error = exc
+            spent.add(error.usage)
+        tries = self.max_retries + 1
+        raise AnswerFormatError(f"{error} ({tries} answer(s), none usable)", error.text, spent) from None
+
+    def _complete_once(self, messages: list[Message], schema: dict | None, temperature: float) -> Completion:
             kwargs: dict[str, Any] = {"model": self.model, "temperature": temperature,
                                       "messages": [dict(m) for m in messages]}
             if self.seed is not None:
@@ -165,26 +190,33 @@ class OpenAIModel:
             except openai.APITimeoutError:
                 failure = f"no answer within the {self.timeout:g} s timeout"
             except openai.APIConnectionError as exc:
-                failure = f"cannot connect ({exc})"
+                failure = f"cannot connect or the connection broke ({exc}: {exc.__cause__ or ''})"
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 if status == 429 or status >= 500:
                     failure = f"HTTP {status}: {exc.message}"
+        start = time.monotonic()
                 elif status in (400, 422) and "response_format" in kwargs and _mentions_response_format(exc):
+            wait = self.backoff * 2 ** attempt
                     raise _FormatRejected from None
                 else:
                     raise LanguageModelError(self._refusal(status, exc.message)) from None
             if attempt + 1 < attempts:
-                self.sleep(self.backoff * 2 ** attempt)
+                self.sleep(wait)
         raise LanguageModelError(
-            f"{self.name} at {self.base_url or 'api.openai.com'} failed {attempts} time(s); last: {failure}. "
-            + _HINT.format(model=self.model))
+            f"{self.name} at {self.base_url or 'api.openai.com'} failed {attempts} time(s) in "
+            f"{time.monotonic() - start:.1f} s; last: {failure}. " + _HINT.format(model=self.model))
 
     def _refusal(self, status: int, message: str) -> str:
+                    asked = _retry_after(exc)
+                    if asked is not None:  # the server says when to come back: honour it (within reason)
+                        wait = max(wait, min(asked, _MAX_RETRY_AFTER))
         where = f"{self.name} at {self.base_url or 'api.openai.com'}"
         if status in (401, 403):
             fix = "Check OPENAI_API_KEY (or api_key=...)."
         elif status == 404:
+            except ValueError as exc:  # a 200 whose body is not JSON (a proxy's HTML page, a cut-off body)
+                failure = f"the response body is not JSON ({exc})"
             fix = f"Check the model name {self.model!r} and that OPENAI_BASE_URL ends with the API root (/v1)."
         else:
             fix = _HINT.format(model=self.model)
@@ -196,7 +228,7 @@ class OpenAIModel:
                       completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0), calls=1)
         choices = getattr(response, "choices", None) or []
         if not choices:
-            raise LanguageModelError(f"{self.name} returned no choices. " + _HINT.format(model=self.model))
+            raise AnswerFormatError(f"{self.name} returned no choices. " + _HINT.format(model=self.model), "", usage)
         message = choices[0].message
         text = message.content or ""
         if not text and getattr(message, "refusal", None):
@@ -214,3 +246,36 @@ class OpenAIModel:
 
 class _FormatRejected(Exception):
     """The server rejected the `response_format` (internal: fall back to the next one)."""
+def _retry_after(exc: Exception) -> float | None:
+    """Seconds a 429/5xx answer asks the client to wait (`Retry-After`: seconds or an HTTP date; or
+    `retry-after-ms`), None when it does not say."""
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    try:
+        if headers.get("retry-after-ms"):
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        value = headers.get("retry-after")
+        if not value:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _shape_problem(data: Any, schema: dict) -> str | None:
+    """What keeps `data` from the schema's outer shape (its type and required keys), or None. Deeper
+    problems are the interpreter's to explain and feed back."""
+    names = schema.get("type")
+    names = names if isinstance(names, list) else [names] if names else []
+    if names and not any(isinstance(data, _JSON_TYPES.get(n, object)) for n in names):
+        return f"it should be {' or '.join(names)}, got {type(data).__name__}"
+    if isinstance(data, dict):
+        missing = [k for k in schema.get("required", ()) if k not in data]
+        if missing:
+            return f"it lacks {', '.join(map(repr, missing))}"
+    return None
+
+

@@ -1,0 +1,128 @@
+"""Failures say why: every failed task's record and `agent.summary()` carry the reason (model, goal,
+entity, planner), the report counts failed tasks by reason, and frames never say "all tasks done" then."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import pytest
+
+import servicerobot  # noqa: F401
+from servicerobot.experiments.config import EnvConfig, EpisodeSpec
+from servicerobot.experiments.episode import run_episode
+from servicerobot.experiments.report import write_report
+from servicerobot.failures import REASONS, Failure
+
+pytest.importorskip("openai")
+from misbehaving_server import MisbehavingServer, answering, status
+
+ENV = {"size": "small", "n_tasks": 1, "event_rate": 0.0}
+
+
+def _task_text(seed: int = 0) -> str:
+    _, info = gym.make("ServiceRobot-v0", **ENV).reset(seed=seed)
+    return info["task"]
+
+
+def _model_answering(goal: str, seed: int = 0) -> dict:
+    task = _task_text(seed)
+    return {"kind": lambda body: {"kind": "task" if task in json.dumps(body) else "update"},
+            "query_graph": {"nodes": [], "edges": []}, "goal": {"goal": goal},
+            "update": {"REMOVE": [], "ADD": []}, "entities": {"entities": []}}
+
+
+def _episode(monkeypatch, url: str, planner_timeout: float = 10.0, seed: int = 0) -> dict:
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    spec = EpisodeSpec("t", "h", EnvConfig("small", ENV), "search-rag", seed,
+                       {"interpreter": "llm", "planner_timeout": planner_timeout,
+                        "llm": {"timeout": 2.0, "max_retries": 1, "backoff": 0.0}})
+    record = run_episode(spec, score_goals=False)
+    assert record["status"] == "ok", record.get("error")
+    return record
+
+
+@pytest.mark.parametrize("goal, reason, detail", [
+    ("(on unicorn_9 counter_1)", "entity unknown", "unknown object 'unicorn_9'"),
+    ("put it away somewhere", "goal not understood", "not one PDDL formula"),
+    ("(connected bathroom kitchen)", "unsolvable", "no action can achieve"),
+    ("(and (inside cheese_1 fridge_1) (not (inside cheese_1 fridge_1)))", "unsolvable", "both true and false"),
+])
+def test_a_failed_task_record_says_why(monkeypatch, goal, reason, detail):
+    with MisbehavingServer(answering(_model_answering(goal))) as server:
+        record = _episode(monkeypatch, server.url)
+    (task,) = record["tasks"]
+    assert task["completed"] is False
+    assert task["failure"]["reason"] == reason and detail in task["failure"]["detail"]
+    assert record["agent"]["failures"].get(reason, 0) >= 1
+    assert record["agent"]["unfinished_tasks"][-1]["reason"] == reason
+
+
+def test_a_planner_timeout_is_the_reason(monkeypatch):
+    _, info = gym.make("ServiceRobot-v0", **ENV).reset(seed=3)  # five things to shelve: planning needed
+    with MisbehavingServer(answering(_model_answering(info["oracle"]["goal"], seed=3))) as server:
+        record = _episode(monkeypatch, server.url, planner_timeout=0.01, seed=3)
+    (task,) = record["tasks"]
+    assert task["completed"] is False and task["failure"]["reason"] == "planner timeout"
+    assert "fast-downward" in task["failure"]["detail"].lower()
+
+
+def test_a_dead_model_is_the_reason_and_the_episode_goes_on(monkeypatch):
+    with MisbehavingServer(status(500)) as server:
+        record = _episode(monkeypatch, server.url)
+        asked = server.requests
+    (task,) = record["tasks"]
+    assert task["failure"]["reason"] == "language model failed" and "HTTP 500" in task["failure"]["detail"]
+    assert asked >= 2 and asked % 2 == 0  # max_retries 1: two requests per model call, then the failure path
+
+
+def test_a_goal_memory_wrongly_holds_is_the_reason(monkeypatch):
+    """Seed 0: someone took the cheese out of the fridge and said so; the model's update is empty, so memory
+    still holds the goal and the agent, which sees nothing in verbal mode, waits."""
+    _, info = gym.make("ServiceRobot-v0", **ENV).reset(seed=0)
+    with MisbehavingServer(answering(_model_answering(info["oracle"]["goal"]))) as server:
+        record = _episode(monkeypatch, server.url)
+    assert record["tasks"][0]["failure"]["reason"] == "goal believed done"
+
+
+def test_completed_tasks_carry_no_failure(monkeypatch):
+    with MisbehavingServer(status(500)) as server:  # the oracle never asks the model
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        record = run_episode(EpisodeSpec("t", "h", EnvConfig("small", ENV), "oracle", 0, {}), score_goals=False)
+    assert [t["failure"] for t in record["tasks"]] == [None] and record["tasks"][0]["completed"]
+
+
+def test_the_report_counts_failed_tasks_by_reason(tmp_path):
+    def record(variant, seed, reasons):
+        tasks = [{"index": i, "kind": "k", "completed": r is None, "failure": None if r is None else {"reason": r}}
+                 for i, r in enumerate(reasons)]
+        return {"key": f"g/e/{variant}/{seed}", "env": "e", "variant": variant, "seed": seed, "status": "ok",
+                "tasks": tasks}
+    records = [record("search-rag", 0, ["planner timeout", None, "entity unknown"]),
+               record("search-rag", 1, ["planner timeout"]), record("static", 0, [None, "unsolvable"]),
+               {**record("static", 1, [None]), "tasks": [{"completed": False}]}]  # an old record: no reason
+    text = write_report(records, tmp_path).markdown.read_text()
+    section = text[text.index("## 6. Why tasks failed"):]
+    assert "| planner timeout | 2 | 0 |" in section
+    assert "| entity unknown | 1 | 0 |" in section and "| unsolvable | 0 | 1 |" in section
+    assert "| (no reason recorded) | 0 | 1 |" in section
+
+
+def test_failure_reasons_are_from_the_fixed_list():
+    with pytest.raises(ValueError, match="unknown failure reason"):
+        Failure("bad luck")
+    assert {"planner timeout", "unsolvable", "invalid problem", "goal not understood", "entity unknown",
+            "language model failed"} <= set(REASONS)
+
+
+def test_the_frame_never_says_all_tasks_done_beside_a_failed_task():
+    env = gym.make("ServiceRobot-v0", size="small", n_tasks=2, event_rate=0.0, render_mode="rgb_array")
+    env.reset(seed=0)
+    while True:  # an agent that only waits: both tasks run out of steps
+        _, _, terminated, truncated, info = env.step("(wait)")
+        if terminated or truncated:
+            break
+    assert info["tasks_failed"] == 2
+    overlay = env.unwrapped.overlay()
+    assert "all tasks done" not in overlay["task"] and "2 failed" in overlay["task"]
+    assert env.render().shape[2] == 3
