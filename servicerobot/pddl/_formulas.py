@@ -7,6 +7,7 @@ is accepted (the atom may hold for some bindings); types that cannot overlap are
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Mapping
 
@@ -20,6 +21,7 @@ from servicerobot.pddl.model import (
     AddEffect,
     And,
     AtomF,
+    CostTerm,
     DelEffect,
     Effect,
     Equals,
@@ -27,6 +29,7 @@ from servicerobot.pddl.model import (
     Forall,
     ForallEffect,
     Formula,
+    Function,
     Imply,
     Not,
     Or,
@@ -53,6 +56,17 @@ _NUMERIC_EFFECTS = ("increase", "decrease", "assign", "scale-up", "scale-down")
 _COST_FUNCTION = "total-cost"
 
 
+def _number(token: Token) -> float | None:
+    """A PDDL number token as an int or float; None if it is not one."""
+    try:
+        value = float(token)
+    except ValueError:
+        return None
+    if not math.isfinite(value):
+        return None
+    return int(value) if value.is_integer() else value
+
+
 def article(word: str) -> str:
     """`a dish` / `an item`."""
     return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
@@ -67,6 +81,11 @@ class FormulaReader:
         types: the type hierarchy (None: no type checks).
         objects: names usable as terms -> type (domain constants, plus problem objects), or None.
         object_word: what to call those names in messages ("constant" or "object").
+        functions: the numeric function signatures (static action costs), or None to skip their checks.
+
+    Attributes:
+        costs: the `(increase (total-cost) x)` terms read by the last `effects` call at the top level.
+        values: the `(= (f args) number)` values read by `init_atom`.
     """
 
     def __init__(
@@ -76,12 +95,16 @@ class FormulaReader:
         types: TypeHierarchy | None,
         objects: Mapping[str, str] | None,
         object_word: str = "object",
+        functions: Mapping[str, Function] | None = None,
     ):
         self.reader = reader
         self.predicates = predicates
         self.types = types
         self.objects = objects
         self.object_word = object_word
+        self.functions = functions
+        self.costs: list[CostTerm] = []
+        self.values: dict[Atom, float] = {}
 
     # ------------------------------------------------------------------ formulas
     def formula(self, expr: Token | SList, scope: Mapping[str, str], where: str) -> Formula:
@@ -124,15 +147,16 @@ class FormulaReader:
             rd.syntax(f"'when' is a conditional effect and cannot appear {where}", head)
         return self.atom(expr, scope, where)
 
-    def params(self, expr: Token | SList, what: str) -> Params:
-        """A parenthesised typed variable list, with its types checked and duplicates refused."""
+    def params(self, expr: Token | SList, what: str, repeats: bool = False) -> Params:
+        """A parenthesised typed variable list, with its types checked and duplicates refused (unless
+        `repeats`: a predicate declaration may repeat a name, as Fast Downward allows)."""
         rd = self.reader
         if not isinstance(expr, list):
             rd.syntax(f"expected a parenthesised variable list for {what}, found {describe(expr)}", expr)
         triples = rd.typed_list(expr, variables=True, what=what)
         seen: set[str] = set()
         for var, typ, token in triples:
-            if var in seen:
+            if var in seen and not repeats:
                 rd.semantic(f"variable {var} is declared twice in {what}", token)
             seen.add(var)
             self.check_type(typ, token, what)
@@ -228,9 +252,14 @@ class FormulaReader:
             )
 
     # ------------------------------------------------------------------ effects
-    def effects(self, expr: Token | SList, scope: Mapping[str, str], where: str) -> tuple[Effect, ...]:
-        """An action effect as a flat tuple (nested `and`s are spliced; action costs are dropped)."""
+    def effects(
+        self, expr: Token | SList, scope: Mapping[str, str], where: str, top: bool = True
+    ) -> tuple[Effect, ...]:
+        """An action effect as a flat tuple (nested `and`s are spliced); `(increase (total-cost) x)` terms go
+        to `costs` (a call with `top` starts a new list)."""
         rd = self.reader
+        if top:
+            self.costs = []
         if not isinstance(expr, SList):
             rd.syntax(f"expected an effect in parentheses {where}, found {describe(expr)}", expr)
         if not expr:
@@ -240,7 +269,7 @@ class FormulaReader:
             rd.syntax(f"expected a predicate or effect keyword {where}, found a list {describe(head)}", head)
         args = expr[1:]
         if head == "and":
-            return tuple(effect for part in args for effect in self.effects(part, scope, where))
+            return tuple(effect for part in args for effect in self.effects(part, scope, where, top=False))
         if head == "not":
             self._count(expr, 1, "(not <atom>)", where)
             inner = args[0]
@@ -251,31 +280,83 @@ class FormulaReader:
             self._count(expr, 2, "(forall (<variables>) <effect>)", where)
             params = self.params(args[0], f"the variables of 'forall' {where}")
             inner_scope = {**scope, **dict(params)}
-            return (ForallEffect(params, self.effects(args[1], inner_scope, where)),)
+            return (ForallEffect(params, self._inner_effects(args[1], inner_scope, where)),)
         if head == "when":
             self._count(expr, 2, "(when <condition> <effect>)", where)
             condition = self.formula(args[0], scope, where)
-            return (WhenEffect(condition, self.effects(args[1], scope, where)),)
+            return (WhenEffect(condition, self._inner_effects(args[1], scope, where)),)
         if head in _NUMERIC_EFFECTS:
             target = args[0] if args else None
             if head == "increase" and isinstance(target, SList) and list(target) == [_COST_FUNCTION]:
-                return ()  # action costs: planners here minimise plan length
+                self._count(expr, 2, "(increase (total-cost) <number or static function term>)", where)
+                self.costs.append(self.cost_term(args[1], scope, where))
+                return ()
             rd.unsupported(f"numeric fluents are not supported: {describe(expr)} {where}", expr)
         if head in _CONNECTIVES:
             rd.syntax(f"{str(head)!r} is not allowed in an effect {where}", head)
         return (AddEffect(self.atom(expr, scope, where)),)
 
+    def _inner_effects(self, expr: Token | SList, scope: Mapping[str, str], where: str) -> tuple[Effect, ...]:
+        """Effects under `forall` / `when`, where a cost increase would be conditional (Fast Downward refuses
+        those too)."""
+        before = len(self.costs)
+        effects = self.effects(expr, scope, where, top=False)
+        if len(self.costs) != before:
+            self.reader.unsupported(
+                f"a cost increase inside 'forall' or 'when' is not supported {where}; Fast Downward only "
+                "accepts (increase (total-cost) ...) at the top of an effect",
+                expr,
+            )
+        return effects
+
+    def cost_term(self, expr: Token | SList, scope: Mapping[str, str], where: str) -> CostTerm:
+        """The amount of `(increase (total-cost) x)`: a non-negative number or a static function term."""
+        rd = self.reader
+        if isinstance(expr, Token):
+            number = _number(expr)
+            if number is None:
+                rd.syntax(f"expected a number or a function term like (road-length ?a ?b) {where}, found "
+                          f"{describe(expr)}", expr)
+            if number < 0:
+                rd.semantic(f"action costs must not be negative, found {expr} {where}", expr)
+            return number
+        if not expr or isinstance(expr[0], SList):
+            rd.syntax(f"expected a function term like (road-length ?a ?b) {where}, found {describe(expr)}", expr)
+        name = sys.intern(str(expr[0]))
+        terms = tuple(self.term(arg, scope, where) for arg in expr[1:])
+        self._check_function(name, terms, expr, scope, where)
+        return AtomF(name, terms)
+
+    def _check_function(
+        self, name: str, terms: tuple[str, ...], expr: SList, scope: Mapping[str, str], where: str
+    ) -> None:
+        if self.functions is None:
+            return
+        rd = self.reader
+        function = self.functions.get(name)
+        if function is None or name == _COST_FUNCTION:
+            rd.unsupported(
+                f"numeric fluents are not supported: {describe(expr)} {where} is not a static cost function"
+                f"{did_you_mean(name, self.functions)}",
+                expr,
+            )
+        if len(terms) != function.arity:
+            rd.semantic(f"function {name!r} takes {function.arity} argument(s) {function}, but {describe(expr)} "
+                        f"has {len(terms)} {where}", expr)
+        if self.types is not None:
+            for term, token, (pvar, ptype) in zip(terms, expr[1:], function.params):
+                self._check_arg(term, token, scope, name, pvar, ptype, where)
+
     # ------------------------------------------------------------------ init
     def init_atom(self, expr: Token | SList, where: str = "in :init") -> Atom | None:
-        """A ground atom of `:init`; None for an ignorable `(= (total-cost) 0)`."""
+        """A ground atom of `:init`; None for a function value `(= (road-length a b) 5)`, kept in `values`."""
         rd = self.reader
         if not isinstance(expr, SList) or not expr:
             rd.syntax(f"expected a ground atom like (on a b) {where}, found {describe(expr)}", expr)
         head = expr[0]
         if head == "=":
-            if len(expr) == 3 and isinstance(expr[1], SList) and list(expr[1]) == [_COST_FUNCTION]:
-                return None
-            rd.unsupported(f"numeric fluents are not supported: {describe(expr)} {where}", expr)
+            self._init_value(expr, where)
+            return None
         if head == "not":
             rd.syntax(
                 f"negative literals are not allowed {where}: every atom that is not listed is false", expr
@@ -289,3 +370,22 @@ class FormulaReader:
                 rd.syntax(f"variables are not allowed {where}: {describe(expr)}", arg)
         lifted = self.atom(expr, {}, where)
         return Atom(lifted.predicate, lifted.terms)
+
+    def _init_value(self, expr: SList, where: str) -> None:
+        rd = self.reader
+        term = expr[1] if len(expr) == 3 else None
+        number = _number(expr[2]) if len(expr) == 3 and isinstance(expr[2], Token) else None
+        if not isinstance(term, SList) or not term or isinstance(term[0], SList) or number is None:
+            rd.unsupported(f"numeric fluents are not supported: {describe(expr)} {where}; only "
+                           "(= (<function> <object>...) <number>) is read", expr)
+        name = sys.intern(str(term[0]))
+        terms = tuple(self.term(arg, {}, where) for arg in term[1:])
+        if name == _COST_FUNCTION:
+            if terms:
+                rd.semantic(f"(total-cost) takes no arguments {where}", term)
+        else:
+            self._check_function(name, terms, term, {}, where)
+        atom = Atom(name, terms)
+        if atom in self.values and self.values[atom] != number:
+            rd.semantic(f"{describe(term)} is given two values {where}: {self.values[atom]:g} and {number:g}", expr)
+        self.values[atom] = number

@@ -62,6 +62,7 @@ from servicerobot.pddl._equivalence_goal import (
 from servicerobot.pddl._formulas import FormulaReader, PDDLTypeError
 from servicerobot.pddl._reader import Reader
 from servicerobot.pddl.atoms import Atom
+from servicerobot.pddl.features import UnsupportedFeatureError
 from servicerobot.pddl.model import Domain, Problem
 from servicerobot.pddl.parser import parse_domain, parse_problem
 from servicerobot.pddl.sexpr import parse_sexpr
@@ -114,6 +115,13 @@ def _as_domain(domain: Domain | str) -> Domain:
     return _domain_from_text(domain) if isinstance(domain, str) else domain
 
 
+def _check_supported(dom: Domain) -> None:
+    if dom.derived:  # the invariant analysis would take derived predicates for static ones
+        raise UnsupportedFeatureError(
+            f"equivalence over a domain with derived predicates ({', '.join(dom.derived)}) is not supported"
+        )
+
+
 def normalise(problem: Problem | str, domain: Domain | str) -> NormalProblem:
     """Parse (if text) and canonicalise one problem.
 
@@ -122,6 +130,7 @@ def normalise(problem: Problem | str, domain: Domain | str) -> NormalProblem:
         GoalTooComplexError: the goal's DNF is too large.
     """
     dom = _as_domain(domain)
+    _check_supported(dom)
     prob = parse_problem(problem, dom) if isinstance(problem, str) else problem
     pi = problem_info(domain_info(dom), prob.objects, prob.init)
     return NormalProblem(prob, pi, normalise_goal(prob.goal, pi))
@@ -392,6 +401,7 @@ def compare(
         GoalTooComplexError: a goal's DNF is too large.
     """
     dom = _as_domain(domain)
+    _check_supported(dom)
     a, reason_a = _read(problem_a, dom, names[0])
     b, reason_b = _read(problem_b, dom, names[1])
     if reason_a or reason_b:

@@ -8,7 +8,7 @@ __all__ = ["KNOWN_REQUIREMENTS", "SUPPORTED_REQUIREMENTS", "UnsupportedFeatureEr
 
 
 class UnsupportedFeatureError(PDDLSemanticError):
-    """Valid PDDL that this package does not handle (numeric fluents, derived predicates, `either`, ...).
+    """Valid PDDL that this package does not handle (numeric fluents, durative actions, `either`, ...).
 
     Planners may still accept such text; `Planner.solve` passes it through unchecked.
     """
@@ -27,6 +27,7 @@ SUPPORTED_REQUIREMENTS = frozenset(
         ":conditional-effects",
         ":adl",
         ":action-costs",
+        ":derived-predicates",
     }
 )
 """Requirement flags whose features the parser and the interpreter implement."""
@@ -35,7 +36,6 @@ KNOWN_REQUIREMENTS = SUPPORTED_REQUIREMENTS | {
     ":numeric-fluents",
     ":fluents",
     ":object-fluents",
-    ":derived-predicates",
     ":durative-actions",
     ":duration-inequalities",
     ":continuous-effects",

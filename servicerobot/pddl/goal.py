@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from servicerobot.pddl.atoms import Atom, State
 from servicerobot.pddl.explain import GoalReport
 from servicerobot.pddl.grounding import Universe, compile_test, ground_formula, node_atoms
 from servicerobot.pddl.model import Formula
 from servicerobot.pddl.writer import format_formula
 
-__all__ = ["Goal"]
+__all__ = ["DerivedGoal", "Goal"]
 
 
 class Goal:
@@ -64,3 +66,22 @@ class Goal:
 
     def __repr__(self) -> str:
         return f"Goal({format_formula(self.formula)})"
+
+
+class DerivedGoal(Goal):
+    """A goal over a domain with derived predicates: tested on the state closed under the domain's rules."""
+
+    __slots__ = ("_closure",)
+
+    def __init__(self, formula: Formula, universe: Universe, closure: Callable[[State], frozenset[Atom]]):
+        super().__init__(formula, universe)
+        self._closure = closure
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.formula, self._universe, self._closure))
+
+    def holds(self, state: State) -> bool:
+        return self._test(self._closure(state))
+
+    def unsatisfied(self, state: State) -> list[str]:
+        return super().unsatisfied(self._closure(state))

@@ -16,8 +16,9 @@ from servicerobot.pddl._formulas import FormulaReader, article
 from servicerobot.pddl._reader import Reader
 from servicerobot.pddl._suggest import did_you_mean, name_list
 from servicerobot.pddl.atoms import Atom, State
+from servicerobot.pddl.derived import Axioms
 from servicerobot.pddl.explain import conjuncts, why_false
-from servicerobot.pddl.goal import Goal
+from servicerobot.pddl.goal import DerivedGoal, Goal
 from servicerobot.pddl.grounding import (
     CompiledEffects,
     Test,
@@ -27,7 +28,7 @@ from servicerobot.pddl.grounding import (
     ground_formula,
     substitute,
 )
-from servicerobot.pddl.model import Action, Domain, Formula, Problem
+from servicerobot.pddl.model import Action, AtomF, Domain, Formula, Problem
 from servicerobot.pddl.sexpr import parse_sexpr
 from servicerobot.pddl.successors import applicable_actions
 from servicerobot.pddl.writer import format_formula
@@ -84,12 +85,17 @@ class Interpreter:
     Args:
         domain: the domain whose actions are executed.
         objects: the problem's objects (name -> type); the domain's constants are added.
+        values: the problem's static function values (`Problem.values`), for action costs.
+
+    With derived predicates, every test (preconditions, conditions, goals) sees the state closed under the
+    domain's rules; states themselves hold only basic atoms.
 
     Raises:
-        PDDLSemanticError: an object of an unknown type, or one that clashes with a constant.
+        PDDLSemanticError: an object of an unknown type, or one that clashes with a constant; derived
+            predicates that cannot be stratified.
     """
 
-    def __init__(self, domain: Domain, objects: Mapping[str, str]):
+    def __init__(self, domain: Domain, objects: Mapping[str, str], values: Mapping[Atom, float] | None = None):
         merged = dict(domain.constants)
         for name, typ in objects.items():
             if name in merged and merged[name] != typ:
@@ -104,10 +110,20 @@ class Interpreter:
         self._ground: dict[tuple, GroundAction] = {}
         self._compiled: dict[GroundAction, _Compiled] = {}
         self._goals: dict[object, Goal] = {}
+        self.values: Mapping[Atom, float] = MappingProxyType(dict(values or {}))
+        self.axioms: Axioms | None = None
+        if domain.derived:
+            self.axioms = Axioms(domain, self.universe)
+            self._closures: dict[State, frozenset[Atom]] = {}
+            # only domains with derived predicates pay for the closure: the plain methods stay the hot path
+            self.applicable = self._applicable_derived
+            self.why_not = self._why_not_derived
+            self.delta = self._delta_derived
+            self.apply = self._apply_derived
 
     def __reduce__(self) -> tuple:
         # compiled closures cannot be pickled; rebuild from the domain and objects instead
-        return (type(self), (self.domain, dict(self.universe.objects)))
+        return (type(self), (self.domain, dict(self.universe.objects), dict(self.values)))
 
     @classmethod
     def for_problem(cls, domain: Domain, problem: Problem) -> Interpreter:
@@ -117,7 +133,7 @@ class Interpreter:
                 f"problem {problem.name!r} is for domain {problem.domain_name!r}, but the domain given is "
                 f"{domain.name!r}"
             )
-        return cls(domain, problem.objects)
+        return cls(domain, problem.objects, problem.values)
 
     # ------------------------------------------------------------------ grounding
     def ground(self, name: str, args: Sequence[str]) -> GroundAction:
@@ -276,7 +292,59 @@ class Interpreter:
 
     def applicable_actions(self, state: State) -> Iterator[GroundAction]:
         """Every ground action applicable in `state`, action by action in domain order, arguments sorted."""
-        return applicable_actions(self, state)
+        return applicable_actions(self, self.closure(state) if self.axioms is not None else state)
+
+    # ------------------------------------------------------------------ derived predicates and costs
+    def closure(self, state: State) -> frozenset[Atom]:
+        """`state` with the derived atoms that hold in it (the state itself without derived predicates)."""
+        if self.axioms is None:
+            return state if type(state) is frozenset else frozenset(state)
+        if type(state) is not frozenset:
+            state = frozenset(state)
+        full = self._closures.get(state)
+        if full is None:
+            if len(self._closures) >= 4096:
+                self._closures.clear()
+            full = self._closures[state] = self.axioms.closure(state)
+            self._closures[full] = full  # closed already: tests that close again find it here
+        return full
+
+    def _applicable_derived(self, ga: GroundAction, state: State) -> bool:
+        return Interpreter.applicable(self, ga, self.closure(state))
+
+    def _why_not_derived(self, ga: GroundAction, state: State) -> str | None:
+        return Interpreter.why_not(self, ga, self.closure(state))
+
+    def _delta_derived(self, ga: GroundAction, state: State) -> tuple[frozenset[Atom], frozenset[Atom]]:
+        return Interpreter.delta(self, ga, self.closure(state))
+
+    def _apply_derived(self, ga: GroundAction, state: State) -> State:
+        adds, dels = Interpreter.delta(self, ga, self.closure(state))
+        if type(state) is not frozenset:
+            state = frozenset(state)
+        return (state - dels) | adds
+
+    def cost(self, ga: GroundAction | str) -> float:
+        """The action's cost: the sum of its `(increase (total-cost) x)` terms, function terms read from the
+        problem's values (0 when it has none; a domain without action costs counts every action as 1).
+
+        Raises:
+            ActionError: a malformed action, or a cost term without a value in the problem's :init.
+        """
+        entry = self._entry(ga)
+        if not self.domain.has_action_costs:
+            return 1
+        total = 0
+        for term in entry.action.cost:
+            if isinstance(term, AtomF):
+                atom = term.ground(entry.binding)
+                value = self.values.get(atom)
+                if value is None:
+                    raise ActionError(f"the cost {atom} of {ga} has no value; give it in :init as (= {atom} <n>)")
+                total += value
+            else:
+                total += term
+        return total
 
     # ------------------------------------------------------------------ goals
     def compile_goal(self, goal: Formula | str | Goal) -> Goal:
@@ -293,13 +361,18 @@ class Interpreter:
             return cached
         if isinstance(goal, str):
             formula = self._read_goal(goal, "<goal>")
-            compiled = self._goals.get(formula) or Goal(formula, self.universe)
+            compiled = self._goals.get(formula) or self._new_goal(formula)
         else:
             self._read_goal(format_formula(goal), "<goal formula>")  # checks names, arities and types
-            compiled = Goal(goal, self.universe)
+            compiled = self._new_goal(goal)
             formula = goal
         self._goals[goal] = self._goals[formula] = compiled
         return compiled
+
+    def _new_goal(self, formula: Formula) -> Goal:
+        if self.axioms is None:
+            return Goal(formula, self.universe)
+        return DerivedGoal(formula, self.universe, self.closure)
 
     def _read_goal(self, text: str, source: str) -> Formula:
         expr = parse_sexpr(text, source)

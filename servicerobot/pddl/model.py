@@ -21,7 +21,9 @@ __all__ = [
     "AddEffect",
     "And",
     "AtomF",
+    "CostTerm",
     "DelEffect",
+    "Derived",
     "Domain",
     "Effect",
     "Equals",
@@ -29,6 +31,7 @@ __all__ = [
     "Forall",
     "ForallEffect",
     "Formula",
+    "Function",
     "Imply",
     "Literal",
     "Not",
@@ -55,9 +58,14 @@ def format_params(params: Params) -> str:
 
 @dataclass(frozen=True)
 class TypeHierarchy:
-    """The type tree: `parents` maps each declared type to its parent; the root `object` has none."""
+    """The type tree: `parents` maps each declared type to its parent; the root `object` has none.
+
+    `more_parents` lists further parents of a type declared under several (`a - b  a - c`): like Fast
+    Downward, such a type is a subtype of each of them.
+    """
 
     parents: dict[str, str] = field(default_factory=dict)
+    more_parents: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _ancestor_cache: dict[str, tuple[str, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -81,6 +89,8 @@ class TypeHierarchy:
             return cached
         if typ not in self:
             raise PDDLSemanticError(f"unknown type {typ!r}{did_you_mean(typ, self.types)}")
+        if self.more_parents:
+            return self._all_ancestors(typ)
         chain: list[str] = []
         current = typ
         while current != ROOT_TYPE:
@@ -89,6 +99,24 @@ class TypeHierarchy:
                 raise PDDLSemanticError(f"type {typ!r} is its own ancestor: {' - '.join([typ, *chain])}")
             chain.append(current)
         result = tuple(chain)
+        self._ancestor_cache[typ] = result
+        return result
+
+    def _all_ancestors(self, typ: str) -> tuple[str, ...]:
+        """Breadth first over every parent (a type may have several), `object` last."""
+        found: dict[str, None] = {}
+        frontier = [typ]
+        while frontier:
+            step = []
+            for t in frontier:
+                for parent in (self.parents.get(t, ROOT_TYPE), *self.more_parents.get(t, ())):
+                    if parent == typ:
+                        raise PDDLSemanticError(f"type {typ!r} is its own ancestor")
+                    if parent != ROOT_TYPE and parent not in found:
+                        found[parent] = None
+                        step.append(parent)
+            frontier = step
+        result = (*found, ROOT_TYPE) if typ != ROOT_TYPE else ()
         self._ancestor_cache[typ] = result
         return result
 
@@ -106,6 +134,22 @@ class TypeHierarchy:
 @dataclass(frozen=True)
 class Predicate:
     """A predicate signature: `(on ?i - item ?s - surface)`."""
+
+    name: str
+    params: Params = ()
+
+    @property
+    def arity(self) -> int:
+        """The number of arguments."""
+        return len(self.params)
+
+    def __str__(self) -> str:
+        return f"({self.name}{' ' if self.params else ''}{format_params(self.params)})"
+
+
+@dataclass(frozen=True)
+class Function:
+    """A numeric function signature: `(road-length ?a - place ?b - place)`; only static action costs are read."""
 
     name: str
     params: Params = ()
@@ -232,15 +276,23 @@ class WhenEffect:
 
 Effect = AddEffect | DelEffect | ForallEffect | WhenEffect
 
+CostTerm = float | AtomF
+"""One `(increase (total-cost) x)` of an action: a number, or a static function term such as
+`AtomF("road-length", ("?from", "?to"))` whose value the problem's :init gives."""
+
 
 @dataclass(frozen=True)
 class Action:
-    """An action schema: typed parameters, a precondition formula and a tuple of effects."""
+    """An action schema: typed parameters, a precondition formula, a tuple of effects and its cost terms.
+
+    `cost` is empty when the action does not increase `(total-cost)` (cost 0 in a domain with action costs).
+    """
 
     name: str
     params: Params
     precondition: Formula
     effects: tuple[Effect, ...]
+    cost: tuple[CostTerm, ...] = ()
 
     @property
     def arity(self) -> int:
@@ -253,8 +305,21 @@ class Action:
 
 
 @dataclass(frozen=True)
+class Derived:
+    """A derived predicate's rule `(:derived (above ?x ?y) body)`: the atom holds when the body does."""
+
+    name: str
+    params: Params
+    body: Formula
+
+
+@dataclass(frozen=True)
 class Domain:
-    """A PDDL domain. `constants` maps names to types; dicts keep declaration order."""
+    """A PDDL domain. `constants` maps names to types; dicts keep declaration order.
+
+    `functions` are the numeric functions (only `total-cost` and static cost functions); `derived` maps a
+    derived predicate (also listed in `predicates`) to its rule.
+    """
 
     name: str
     requirements: tuple[str, ...]
@@ -262,6 +327,13 @@ class Domain:
     constants: dict[str, str]
     predicates: dict[str, Predicate]
     actions: dict[str, Action]
+    functions: dict[str, Function] = field(default_factory=dict)
+    derived: dict[str, Derived] = field(default_factory=dict)
+
+    @property
+    def has_action_costs(self) -> bool:
+        """True if the domain declares `(total-cost)`: plans are then scored by cost, not length."""
+        return "total-cost" in self.functions
 
     def objects_of_type(self, objects: Mapping[str, str], typ: str) -> tuple[str, ...]:
         """The constants, then the `objects` (name -> type), whose type is `typ` or a subtype of it."""
@@ -273,10 +345,16 @@ class Domain:
 
 @dataclass(frozen=True)
 class Problem:
-    """A PDDL problem: objects (name -> type, without the domain's constants), init atoms and goal."""
+    """A PDDL problem: objects (name -> type, without the domain's constants), init atoms and goal.
+
+    `values` holds the initial values of numeric function terms (`(= (road-length a b) 5)`, `(= (total-cost)
+    0)`); `metric` is `"minimize (total-cost)"` or empty.
+    """
 
     name: str
     domain_name: str
     objects: dict[str, str]
     init: frozenset[Atom]
     goal: Formula
+    values: dict[Atom, float] = field(default_factory=dict)
+    metric: str = ""

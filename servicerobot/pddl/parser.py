@@ -12,28 +12,37 @@ import gc
 from os import PathLike
 from pathlib import Path
 
-from servicerobot.errors import PDDLParseError
+from servicerobot.errors import PDDLParseError, PDDLSemanticError
 from servicerobot.pddl._formulas import FormulaReader, article
 from servicerobot.pddl._reader import Reader, describe
 from servicerobot.pddl._suggest import did_you_mean
+from servicerobot.pddl.derived import strata
 from servicerobot.pddl.features import KNOWN_REQUIREMENTS
+from servicerobot.pddl.grounding import substitute
 from servicerobot.pddl.model import (
     ROOT_TYPE,
     TRUE,
     Action,
+    AddEffect,
+    DelEffect,
+    Derived,
     Domain,
+    ForallEffect,
+    Function,
+    Or,
     Predicate,
     Problem,
     TypeHierarchy,
+    WhenEffect,
 )
 from servicerobot.pddl.sexpr import SList, Token, parse_sexpr
 
 __all__ = ["load_domain", "load_problem", "parse_domain", "parse_problem", "read_pddl_file"]
 
-_DOMAIN_SECTIONS = (":requirements", ":types", ":constants", ":predicates", ":functions", ":action")
+_DOMAIN_SECTIONS = (":requirements", ":types", ":constants", ":predicates", ":functions", ":action", ":derived")
 _PROBLEM_SECTIONS = (":domain", ":requirements", ":objects", ":init", ":goal", ":metric")
+_METRIC = "minimize (total-cost)"
 _UNSUPPORTED_SECTIONS = {
-    ":derived": "derived predicates (:derived)",
     ":durative-action": "durative actions (:durative-action)",
     ":constraints": "trajectory constraints (:constraints)",
     ":process": "processes (PDDL+)",
@@ -75,9 +84,9 @@ def _header(rd: Reader, expr: SList, kind: str) -> str:
 
 
 def _sections(
-    rd: Reader, expr: SList, known: tuple[str, ...], repeatable: str | None
+    rd: Reader, expr: SList, known: tuple[str, ...], repeatable: tuple[str, ...]
 ) -> dict[str, list[SList]]:
-    """Group the `(:keyword ...)` sections after the header; only `repeatable` may occur twice."""
+    """Group the `(:keyword ...)` sections after the header; only the `repeatable` ones may occur twice."""
     found: dict[str, list[SList]] = {}
     for section in expr[2:]:
         if not isinstance(section, SList) or not section or isinstance(section[0], SList):
@@ -90,7 +99,7 @@ def _sections(
                 f"unknown section {str(key)!r}{did_you_mean(key, known)}; expected one of {', '.join(known)}",
                 key,
             )
-        if key in found and key != repeatable:
+        if key in found and key not in repeatable:
             rd.syntax(f"section {str(key)!r} appears twice", section)
         found.setdefault(str(key), []).append(section)
     return found
@@ -113,6 +122,7 @@ def _requirements(rd: Reader, sections: dict[str, list[SList]]) -> tuple[str, ..
 
 def _types(rd: Reader, sections: dict[str, list[SList]]) -> TypeHierarchy:
     parents: dict[str, str] = {}
+    more: dict[str, tuple[str, ...]] = {}  # a type listed under several parents is a subtype of each
     tokens: dict[str, Token] = {}
     for section in sections.get(":types", ()):
         for name, parent, token in rd.typed_list(section[1:], variables=False, what=":types"):
@@ -121,22 +131,27 @@ def _types(rd: Reader, sections: dict[str, list[SList]]) -> TypeHierarchy:
                     rd.semantic(f"the root type 'object' cannot have a parent ({parent!r})", token)
                 continue
             if name in parents and parents[name] != parent:
-                rd.semantic(f"type {name!r} is declared twice, under {parents[name]!r} and {parent!r}", token)
+                if parents[name] == ROOT_TYPE:  # first listed without a parent
+                    parents[name] = parent
+                elif parent != ROOT_TYPE and parent not in more.get(name, ()):
+                    more[name] = (*more.get(name, ()), parent)
+                continue
             parents[name] = parent
             tokens[name] = token
-    for parent in list(parents.values()):
+    for parent in [*parents.values(), *(p for ps in more.values() for p in ps)]:
         if parent != ROOT_TYPE and parent not in parents:
             parents[parent] = ROOT_TYPE  # a supertype used but not declared is a child of object
-    hierarchy = TypeHierarchy(parents)
-    for name, parent in parents.items():
-        seen = [name]
-        current = parent
-        while current != ROOT_TYPE:
-            if current in seen:
-                rd.semantic(f"the types form a cycle: {' - '.join([*seen, current])}", tokens.get(name))
-            seen.append(current)
-            current = parents[current]
-    return hierarchy
+    for name in parents:
+        seen, stack = {name}, [name]  # depth first over every parent: no type may be its own ancestor
+        while stack:
+            current = stack.pop()
+            for parent in (parents[current], *more.get(current, ())):
+                if parent == name:
+                    rd.semantic(f"the types form a cycle through {name!r} and {current!r}", tokens.get(name))
+                if parent != ROOT_TYPE and parent not in seen:
+                    seen.add(parent)
+                    stack.append(parent)
+    return TypeHierarchy(parents, more)
 
 
 def _typed_names(
@@ -172,26 +187,82 @@ def _predicates(rd: Reader, sections: dict[str, list[SList]], fr: FormulaReader)
             name = rd.name(decl[0], "a predicate name")
             if name in result:
                 rd.semantic(f"predicate {name!r} is declared twice", decl)
-            params = fr.params(decl[1:], f"the parameters of predicate {name!r}")
+            params = fr.params(decl[1:], f"the parameters of predicate {name!r}", repeats=True)
             result[name] = Predicate(name, params)
     return result
 
 
-def _functions(rd: Reader, sections: dict[str, list[SList]]) -> None:
-    """Accept only the action-cost function `(total-cost)`; other functions are numeric fluents."""
+def _functions(rd: Reader, sections: dict[str, list[SList]], fr: FormulaReader) -> dict[str, Function]:
+    """Numeric function declarations, each optionally followed by `- number`. They may only serve as static
+    action costs: `(total-cost)` and functions whose values :init gives (checked where they are used)."""
+    result: dict[str, Function] = {}
     for section in sections.get(":functions", ()):
         items = section[1:]
-        i = 0
-        while i < len(items):
-            item = items[i]
-            if isinstance(item, SList) and list(item) == ["total-cost"]:
-                i += 1
-            elif item == "-" and i + 1 < len(items) and items[i + 1] == "number":
-                i += 2
-            else:
-                rd.unsupported(
-                    f"numeric fluents are not supported: function {describe(item)} in :functions", item
-                )
+        for i, item in enumerate(items):
+            if item == "-":
+                typ = items[i + 1] if i + 1 < len(items) else None
+                if i == 0 or not isinstance(items[i - 1], SList) or typ != "number":
+                    rd.unsupported(
+                        f"only numeric functions ('- number') are supported in :functions, found "
+                        f"{describe(typ) if typ is not None else 'nothing'} after '-'",
+                        item,
+                    )
+                continue
+            if isinstance(item, Token) and i > 0 and items[i - 1] == "-":
+                continue  # the 'number' after '-'
+            if not isinstance(item, SList) or not item or isinstance(item[0], SList):
+                rd.syntax(f"expected a function declaration like '(road-length ?a ?b - place)', found "
+                          f"{describe(item)}", item)
+            name = rd.name(item[0], "a function name")
+            if name in result:
+                rd.semantic(f"function {name!r} is declared twice", item)
+            params = fr.params(item[1:], f"the parameters of function {name!r}", repeats=True)
+            if name == "total-cost" and params:
+                rd.semantic("(total-cost) takes no arguments", item)
+            result[name] = Function(name, params)
+    return result
+
+
+def _derived(
+    rd: Reader, sections: dict[str, list[SList]], fr: FormulaReader, predicates: dict[str, Predicate]
+) -> dict[str, Derived]:
+    """`(:derived (name ?x - t ...) body)` rules; an undeclared head is declared from the rule (as Fast
+    Downward does). Several rules for one predicate are joined with `or`."""
+    result: dict[str, Derived] = {}
+    for section in sections.get(":derived", ()):
+        if len(section) != 3 or not isinstance(section[1], SList) or not section[1] \
+                or isinstance(section[1][0], SList):
+            rd.syntax(f"expected '(:derived (<predicate> ?x ...) <formula>)', found {describe(section)}", section)
+        head = section[1]
+        name = rd.name(head[0], "a derived predicate name")
+        params = fr.params(head[1:], f"the parameters of derived predicate {name!r}")
+        declared = predicates.get(name)
+        if declared is None:
+            declared = predicates[name] = Predicate(name, params)
+        elif len(declared.params) != len(params):
+            rd.semantic(f"derived predicate {name!r} has {len(params)} parameter(s), but it is declared as "
+                        f"{declared}", head)
+        # an untyped head parameter takes the declared type
+        params = tuple((var, typ if typ != ROOT_TYPE else dtyp) for (var, typ), (_, dtyp)
+                       in zip(params, declared.params))
+        body = fr.formula(section[2], dict(params), f"in derived predicate {name!r}")
+        previous = result.get(name)
+        if previous is not None:
+            renamed = substitute(body, {v: pv for (v, _), (pv, _) in zip(params, previous.params)})
+            body = Or((previous.body, renamed))
+            params = previous.params
+        result[name] = Derived(name, params, body)
+    return result
+
+
+def _effect_predicates(effects: tuple) -> set[str]:
+    found: set[str] = set()
+    for e in effects:
+        if isinstance(e, (AddEffect, DelEffect)):
+            found.add(e.atom.predicate)
+        elif isinstance(e, (ForallEffect, WhenEffect)):
+            found |= _effect_predicates(e.effects)
+    return found
 
 
 def _action(rd: Reader, section: SList, fr: FormulaReader) -> Action:
@@ -227,7 +298,7 @@ def _action(rd: Reader, section: SList, fr: FormulaReader) -> Action:
     effects = (
         fr.effects(effect_expr, scope, f"in the effect of action {name!r}") if effect_expr is not None else ()
     )
-    return Action(name, params, precondition, effects)
+    return Action(name, params, precondition, effects, tuple(fr.costs) if effect_expr is not None else ())
 
 
 @_without_gc
@@ -237,26 +308,39 @@ def parse_domain(text: str, source: str = "") -> Domain:
     Raises:
         PDDLParseError: malformed text (with line and column).
         PDDLSemanticError: unknown predicates, types, constants or variables; arity or type errors.
-        UnsupportedFeatureError: numeric fluents, derived predicates, `either` types, durative actions.
+        UnsupportedFeatureError: numeric fluents beyond static action costs, `either` types, durative actions.
     """
     rd = Reader(text, source)
     expr = parse_sexpr(text, source)
     name = _header(rd, expr, "domain")
-    sections = _sections(rd, expr, _DOMAIN_SECTIONS, repeatable=":action")
+    sections = _sections(rd, expr, _DOMAIN_SECTIONS, repeatable=(":action", ":derived"))
     requirements = _requirements(rd, sections)
     types = _types(rd, sections)
     constants = _typed_names(rd, sections.get(":constants", []), types, ":constants", {})
     fr = FormulaReader(rd, None, types, constants, object_word="constant")
     predicates = _predicates(rd, sections, fr)
-    _functions(rd, sections)
+    fr.functions = _functions(rd, sections, fr)
     fr.predicates = predicates
+    derived = _derived(rd, sections, fr, predicates)
     actions: dict[str, Action] = {}
     for section in sections.get(":action", ()):
         action = _action(rd, section, fr)
         if action.name in actions:
             rd.semantic(f"action {action.name!r} is defined twice", section)
+        changed = _effect_predicates(action.effects) & derived.keys()
+        if changed:
+            rd.semantic(f"action {action.name!r} changes the derived predicate {min(changed)!r}; derived "
+                        "predicates follow from their rule and no effect may set them", section)
+        if action.cost and "total-cost" not in fr.functions:
+            fr.functions["total-cost"] = Function("total-cost")  # used but not declared: Fast Downward agrees
         actions[action.name] = action
-    return Domain(name, requirements, types, constants, predicates, actions)
+    domain = Domain(name, requirements, types, constants, predicates, actions, fr.functions, derived)
+    if derived:
+        try:
+            strata(domain)
+        except PDDLSemanticError as error:
+            rd.semantic(str(error), sections[":derived"][0])
+    return domain
 
 
 @_without_gc
@@ -272,7 +356,7 @@ def parse_problem(text: str, domain: Domain | None = None, source: str = "") -> 
     rd = Reader(text, source)
     expr = parse_sexpr(text, source)
     name = _header(rd, expr, "problem")
-    sections = _sections(rd, expr, _PROBLEM_SECTIONS, repeatable=None)
+    sections = _sections(rd, expr, _PROBLEM_SECTIONS, repeatable=())
     domain_sections = sections.get(":domain")
     if not domain_sections:
         rd.syntax(f"problem {name!r} has no '(:domain <name>)' section", expr)
@@ -290,7 +374,8 @@ def parse_problem(text: str, domain: Domain | None = None, source: str = "") -> 
     constants = domain.constants if domain is not None else {}
     objects = _typed_names(rd, sections.get(":objects", []), types, ":objects", constants)
     if domain is not None:
-        fr = FormulaReader(rd, domain.predicates, types, {**constants, **objects}, object_word="object")
+        fr = FormulaReader(rd, domain.predicates, types, {**constants, **objects}, object_word="object",
+                           functions=domain.functions)
     else:
         fr = FormulaReader(rd, None, None, None, object_word="object")
     init = set()
@@ -298,6 +383,9 @@ def parse_problem(text: str, domain: Domain | None = None, source: str = "") -> 
         for item in section[1:]:
             atom = fr.init_atom(item)
             if atom is not None:
+                if domain is not None and atom.predicate in domain.derived:
+                    rd.semantic(f"{atom} in :init is a derived predicate; it follows from its rule and cannot "
+                                "be given", item)
                 init.add(atom)
     goal_sections = sections.get(":goal")
     if not goal_sections:
@@ -308,7 +396,17 @@ def parse_problem(text: str, domain: Domain | None = None, source: str = "") -> 
             f"expected '(:goal <formula>)' with exactly one formula, found {describe(goal_expr)}", goal_expr
         )
     goal = fr.formula(goal_expr[1], {}, "in :goal")
-    return Problem(name, domain_name, objects, frozenset(init), goal)
+    return Problem(name, domain_name, objects, frozenset(init), goal, fr.values, _metric(rd, sections))
+
+
+def _metric(rd: Reader, sections: dict[str, list[SList]]) -> str:
+    """`minimize (total-cost)` or ""; any other metric is a numeric planning feature."""
+    for section in sections.get(":metric", ()):
+        text = " ".join(str(x) if isinstance(x, Token) else f"({' '.join(map(str, x))})" for x in section[1:])
+        if text != _METRIC:
+            rd.unsupported(f"only the metric '{_METRIC}' is supported, found {describe(section)}", section)
+        return _METRIC
+    return ""
 
 
 def read_pddl_file(path: str | PathLike) -> str:

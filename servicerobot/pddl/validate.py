@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from servicerobot.errors import ActionError
-from servicerobot.pddl.atoms import State
+from servicerobot.pddl.atoms import Atom, State
 from servicerobot.pddl.interpreter import GroundAction, Interpreter
 from servicerobot.pddl.model import Domain, Problem
 
@@ -29,6 +29,9 @@ class ValidationResult:
         reason: the unmet precondition, the parse error, or the unmet goal; "" when valid.
         unsatisfied_goals: the goal parts unmet in the last state reached.
         final_state: the last state reached.
+        cost: the cost of the steps executed: with action costs, the initial `(total-cost)` plus each step's
+            cost (VAL's "Final value"); otherwise the number of steps.
+        metric: True if the domain has action costs (the cost is not just the length).
     """
 
     valid: bool
@@ -38,11 +41,14 @@ class ValidationResult:
     reason: str
     unsatisfied_goals: tuple[str, ...]
     final_state: State = field(repr=False)
+    cost: float = 0
+    metric: bool = False
 
     def __str__(self) -> str:
         steps = f"{self.steps_executed} step{'s' if self.steps_executed != 1 else ''}"
         if self.valid:
-            return f"Plan valid: {steps} executed and the goal holds."
+            cost = f" (cost {self.cost:g})" if self.metric else ""
+            return f"Plan valid: {steps} executed{cost} and the goal holds."
         if self.failed_step is not None:
             text = (
                 f"Plan invalid: step {self.failed_step + 1} {self.failed_action} failed after {steps} "
@@ -103,22 +109,26 @@ def validate_plan(
     goal = interpreter.compile_goal(problem.goal)
     state = problem.init
     steps = parse_plan(plan)
+    metric = domain.has_action_costs
+    cost = problem.values.get(Atom("total-cost", ()), 0) if metric else 0
     for index, step in enumerate(steps):
         try:
             if isinstance(step, GroundAction):
                 ga = interpreter.ground(step.name, step.args)
             else:
                 ga = interpreter.parse_action(step)
+            reason = interpreter.why_not(ga, state)
+            step_cost = interpreter.cost(ga) if reason is None else 0
         except ActionError as error:
             reason = str(error)
-        else:
-            reason = interpreter.why_not(ga, state)
-            if reason is None:
-                state = interpreter.apply(ga, state)
-                continue
-        return ValidationResult(False, index, index, str(step), reason, tuple(goal.unsatisfied(state)), state)
+        if reason is None:
+            state = interpreter.apply(ga, state)
+            cost += step_cost
+            continue
+        return ValidationResult(False, index, index, str(step), reason, tuple(goal.unsatisfied(state)), state,
+                                cost, metric)
     unmet = tuple(goal.unsatisfied(state))
     if unmet:
         reason = f"the goal is not satisfied: {', '.join(unmet)}"
-        return ValidationResult(False, len(steps), None, None, reason, unmet, state)
-    return ValidationResult(True, len(steps), None, None, "", (), state)
+        return ValidationResult(False, len(steps), None, None, reason, unmet, state, cost, metric)
+    return ValidationResult(True, len(steps), None, None, "", (), state, cost, metric)

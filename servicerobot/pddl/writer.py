@@ -12,6 +12,7 @@ from servicerobot.pddl.model import (
     AddEffect,
     And,
     AtomF,
+    CostTerm,
     DelEffect,
     Domain,
     Effect,
@@ -76,11 +77,22 @@ def _effect(e: Effect) -> str:
     raise TypeError(f"not an effect: {e!r}")
 
 
-def format_effects(effects: tuple[Effect, ...]) -> str:
-    """One-line PDDL for an effect tuple: the single effect, or `(and ...)` around several (or none)."""
-    if len(effects) == 1:
-        return _effect(effects[0])
-    return f"(and {' '.join(_effect(e) for e in effects)})" if effects else "(and)"
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _cost(term: CostTerm) -> str:
+    amount = format_formula(term) if isinstance(term, AtomF) else _number(term)
+    return f"(increase (total-cost) {amount})"
+
+
+def format_effects(effects: tuple[Effect, ...], cost: tuple[CostTerm, ...] = ()) -> str:
+    """One-line PDDL for an effect tuple (and cost increases): the single effect, or `(and ...)` around
+    several (or none)."""
+    parts = [_effect(e) for e in effects] + [_cost(c) for c in cost]
+    if len(parts) == 1:
+        return parts[0]
+    return f"(and {' '.join(parts)})" if parts else "(and)"
 
 
 def _grouped(names: Mapping[str, str], typed: bool) -> list[str]:
@@ -103,6 +115,7 @@ def write_domain(domain: Domain) -> str:
         types = {t: p for t, p in domain.types.parents.items() if t != ROOT_TYPE}
         out.append("  (:types")
         out.extend(f"    {line}" for line in _grouped(types, typed=True))
+        out.extend(f"    {t} - {p}" for t, ps in domain.types.more_parents.items() for p in ps)
         out.append("  )")
     if domain.constants:
         out.append("  (:constants")
@@ -113,12 +126,22 @@ def write_domain(domain: Domain) -> str:
         params = _params(predicate.params) if typed else " ".join(var for var, _ in predicate.params)
         out.append(f"    ({predicate.name}{' ' if params else ''}{params})")
     out.append("  )")
+    if domain.functions:
+        out.append("  (:functions")
+        for function in domain.functions.values():
+            params = _params(function.params) if typed else " ".join(var for var, _ in function.params)
+            out.append(f"    ({function.name}{' ' if params else ''}{params}) - number")
+        out.append("  )")
+    for rule in domain.derived.values():
+        params = _params(rule.params) if typed else " ".join(var for var, _ in rule.params)
+        out.append(f"  (:derived ({rule.name}{' ' if params else ''}{params})")
+        out.append(f"    {format_formula(rule.body)})")
     for action in domain.actions.values():
         params = _params(action.params) if typed else " ".join(var for var, _ in action.params)
         out.append(f"  (:action {action.name}")
         out.append(f"    :parameters ({params})")
         out.append(f"    :precondition {format_formula(action.precondition)}")
-        out.append(f"    :effect {format_effects(action.effects)})")
+        out.append(f"    :effect {format_effects(action.effects, action.cost)})")
     out.append(")")
     return "\n".join(out) + "\n"
 
@@ -132,7 +155,10 @@ def write_problem(problem: Problem) -> str:
     out.append("  )")
     out.append("  (:init")
     out.extend(f"    {atom}" for atom in sorted(str(atom) for atom in problem.init))
+    out.extend(f"    (= {atom} {_number(value)})" for atom, value in sorted(problem.values.items(), key=lambda kv: str(kv[0])))
     out.append("  )")
     out.append(f"  (:goal {format_formula(problem.goal)})")
+    if problem.metric:
+        out.append(f"  (:metric {problem.metric})")
     out.append(")")
     return "\n".join(out) + "\n"

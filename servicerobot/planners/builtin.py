@@ -461,6 +461,10 @@ class BuiltinPlanner(Planner):
         """Search on parsed objects (what `solve` calls after its checks; `total_time` is left 0)."""
         start = time.perf_counter()
         deadline = None if timeout is None else start + timeout
+        if domain.derived:  # its relaxation and successor index read basic atoms only
+            return PlanResult(PlanStatus.UNSUPPORTED, planner=self.label,
+                              message="derived predicates (:derived) are not supported by the builtin planner; "
+                                      "use FastDownward, which evaluates them as axioms")
         try:
             task = GroundTask(domain, problem)
         except PDDLError as error:

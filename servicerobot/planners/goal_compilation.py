@@ -56,7 +56,8 @@ def achievable_literals(domain: Domain) -> tuple[frozenset[str], frozenset[str]]
 
     for action in domain.actions.values():
         visit(action.effects)
-    return frozenset(adds), frozenset(dels)
+    # a derived predicate changes with the atoms its rule reads; treat it as reachable both ways
+    return frozenset(adds | domain.derived.keys()), frozenset(dels | domain.derived.keys())
 
 
 def _nnf(f: Formula, binding: dict[str, str], domain: Domain, objects: Mapping[str, str], positive: bool):

@@ -1,0 +1,5 @@
+(define (problem towers-3)
+  (:domain towers)
+  (:objects a b c - disc)
+  (:init (on a b) (ground b) (ground c) (clear a) (clear c) (hand-free))
+  (:goal (and (above c b) (exposed a))))

@@ -1,0 +1,5 @@
+(define (problem zoo-1)
+  (:domain zoo)
+  (:objects cat - pet lion - animal sofa - indoor yard house - place)
+  (:init (at-keeper yard) (near yard house) (near house yard))
+  (:goal (and (fed cat) (fed lion) (inside cat house) (inside sofa house))))
