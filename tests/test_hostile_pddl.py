@@ -4,12 +4,14 @@ ill-typed goals."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import servicerobot.pddl.equivalence as eq
 from servicerobot.cli import main
-from servicerobot.errors import PDDLParseError
+from servicerobot.errors import PDDLError, PDDLParseError
 from servicerobot.pddl import domains, load_problem, parse_problem
-from servicerobot.pddl.equivalence import compare, equivalent
+from servicerobot.pddl.equivalence import GoalTooComplexError, compare, equivalent
 from servicerobot.pddl.model import And, AtomF, Problem
 from servicerobot.pddl.sexpr import MAX_NESTING, parse_sexpr
 
@@ -161,3 +163,27 @@ def test_ill_typed_goal_is_a_verdict_in_the_api():
     assert "goal of problem a cannot be well-typed" in compare(built, good, shelf).reason
     assert equivalent(parse_problem(bad), parse_problem(good, shelf), shelf) is False
     assert equivalent(typed, typed, dom)
+
+
+_PAIR_A = bw("a b c", INIT2 + " (clear c) (on-table c)", "(and (on a b) (or (on b c) (not (clear c))))")
+_PAIR_B = bw("x y z", "(clear x) (clear y) (clear z) (on-table x) (on-table y) (on-table z) (arm-empty)",
+             "(and (on x y) (or (on y z) (not (clear z))))")
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, len(_PAIR_B) - 1), st.sampled_from(list("() ?-;:\n\xff\x00aoz9=")),
+                          st.booleans()), min_size=1, max_size=6))
+def test_random_edits_of_a_problem_never_crash_compare(edits):
+    """Random character edits of a problem only ever give a verdict or a PDDLError (the CLI's exit 2)."""
+    text = list(_PAIR_B)
+    for index, char, insert in edits:
+        index %= len(text) + 1
+        if insert:
+            text.insert(index, char)
+        elif index < len(text):
+            text[index] = char
+    try:
+        verdict = compare(_PAIR_A, "".join(text), BW)
+    except (PDDLError, GoalTooComplexError):
+        return
+    assert isinstance(verdict.equivalent, bool) and (verdict.equivalent or verdict.reason)
