@@ -18,6 +18,10 @@ if "ServiceRobot-AI2THOR-v0" not in registry:
     register(id="ServiceRobot-AI2THOR-v0", entry_point="servicerobot.envs.core:ServiceRobotEnv",
              kwargs={"world": "ai2thor", "scene": "FloorPlan1", "controller": "symbolic", "update_mode": "both",
                      "n_tasks": 4, "event_rate": 0.02, "width": 480, "height": 480})
+if "ServiceRobot-Habitat-v0" not in registry:
+    register(id="ServiceRobot-Habitat-v0", entry_point="servicerobot.envs.core:ServiceRobotEnv",
+             kwargs={"world": "habitat", "scene_graph": None, "simulator": "symbolic", "update_mode": "both",
+                     "n_tasks": 4, "event_rate": 0.02, "width": 320, "height": 240})
 
 __all__ = ["ServiceAgent", "__version__"]
 

@@ -288,4 +288,8 @@ def _make_world(name: str, **kwargs: Any) -> World:
         from servicerobot.envs.ai2thor.world import make_ai2thor_world
 
         return make_ai2thor_world(**kwargs)
-    raise SceneError(f"unknown world {name!r}; available: ['household', 'pybullet', 'ai2thor']")
+    if name == "habitat":
+        from servicerobot.envs.habitat.world import make_habitat_world
+
+        return make_habitat_world(**kwargs)
+    raise SceneError(f"unknown world {name!r}; available: ['household', 'pybullet', 'ai2thor', 'habitat']")

@@ -66,9 +66,10 @@ MAX_GENERATED_ROOMS = 12
 MAX_OBJECTS_PER_ROOM = 20
 ROOM_HEIGHT = 3.0
 DOOR_WIDTH = 1.2
-SINK_DEPTH = 0.25  # the basin of a sink: its top 25 cm are open
+SINK_DEPTH = 0.2  # the basin of a sink: its top 20 cm are open
 _CONTAINER_TYPES = frozenset({"container", "openable", "sink", "fridge", "washer", "dryer", "trashcan"})
 _SURFACE_TYPES = frozenset({"surface", "shelf", "bed"})
+_TOP_OPEN = frozenset({"container", "trashcan", "sink"})
 
 
 def _v3(value: Any, what: str) -> Vec3:
@@ -292,7 +293,7 @@ def _turned(size: Vec3, holder: Object3D) -> Vec3:
 
 
 def place_spot(holder: Object3D, size: Vec3, relation: str, rng: np.random.Generator) -> Vec3:
-    """A position for a box of `size` on top of or inside `holder` (in a sink: in its basin)."""
+    """A position for a box of `size` on top of or inside `holder`."""
     lo, hi = holder.box
     xy = []
     for axis in (0, 1):
@@ -301,8 +302,10 @@ def place_spot(holder: Object3D, size: Vec3, relation: str, rng: np.random.Gener
         xy.append(round(float(lo[axis] + hi[axis]) / 2 + off, 3))
     if relation == "on":
         z = float(hi[2]) + size[2] / 2 + 0.002
-    elif class_type(holder.class_) == "sink":
-        z = float(hi[2]) - SINK_DEPTH + 0.035 + size[2] / 2
+    elif class_type(holder.class_) in _TOP_OPEN:
+        # Things in an open-top container (a sink's basin, a basket) pile up to just over the rim.
+        floor = float(hi[2]) - SINK_DEPTH if class_type(holder.class_) == "sink" else float(lo[2])
+        z = max(floor + 0.035 + size[2] / 2, float(hi[2]) + 0.02 - size[2] / 2)
     else:
         z = float(lo[2]) + min(0.08, (hi[2] - lo[2]) / 4) + size[2] / 2
     return xy[0], xy[1], round(z, 3)

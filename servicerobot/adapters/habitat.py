@@ -1,0 +1,308 @@
+"""habitat-sim observations -> the scene graph the robot perceives, and habitat semantic scenes -> 3DSGs.
+
+`observe` turns semantic + depth images (with their camera poses) and the index of `sim.semantic_scene`
+into sightings: which objects are in view (enough pixels within range), where they are (depth pixels
+back-projected to 3D), which room holds them and what supports them (on / inside, from 3D boxes).
+`household_percept` writes sightings in the household world's percept format. `scene_graph_from_semantic_scene`
+converts any habitat semantic scene (levels > regions > objects: HM3D, MP3D, Replica, ours) into a
+`SceneGraph3D`. Nothing here imports habitat_sim: a semantic scene is read through its attributes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from servicerobot.pddl import Atom
+from servicerobot.scenes.gibson import Object3D, Room3D, SceneGraph3D, class_type
+from servicerobot.scenes.gibson_classes import FIXTURE_TYPES, ITEM_TYPES, class_key
+
+__all__ = [
+    "SemanticIndex",
+    "SemanticObject",
+    "Sighting",
+    "View",
+    "backproject",
+    "household_percept",
+    "observe",
+    "scene_graph_from_semantic_scene",
+]
+
+_SURFACES = frozenset({"surface", "shelf", "bed"})
+_RECEPTACLES = (FIXTURE_TYPES - {"light"}) | {"trashcan"}
+_LOCATION = ("on", "inside", "holding", "held-by", "discarded")
+
+
+def _to_3dsg(q: np.ndarray) -> np.ndarray:
+    """habitat (x, y up, z) -> 3DSG (x, y, z up); works on (..., 3) arrays."""
+    q = np.asarray(q, dtype=float)
+    return np.stack([q[..., 0], -q[..., 2], q[..., 1]], axis=-1)
+
+
+@dataclass(frozen=True)
+class View:
+    """One camera image pair: semantic ids and depth (metres), the sensor's pose (habitat frame), its fov."""
+
+    semantic: np.ndarray
+    depth: np.ndarray
+    position: np.ndarray
+    rotation: np.ndarray  # 3x3, camera -> world
+    hfov: float = 90.0
+
+
+@dataclass(frozen=True)
+class SemanticObject:
+    """An object of the semantic scene, in 3DSG coordinates: class, region index, box centre and size."""
+
+    semantic_id: int
+    class_: str
+    region: int | None
+    centre: np.ndarray
+    size: np.ndarray
+
+    @property
+    def lo(self) -> np.ndarray:
+        return self.centre - self.size / 2
+
+    @property
+    def hi(self) -> np.ndarray:
+        return self.centre + self.size / 2
+
+
+@dataclass
+class SemanticIndex:
+    """The semantic scene as plain data: objects by semantic id, and regions' boxes and categories.
+
+    `movable` holds the semantic ids whose box in the semantic scene is only their starting place
+    (items the robot and people move): their position always comes from the depth image.
+    """
+
+    objects: dict[int, SemanticObject]
+    regions: list[tuple[str, np.ndarray, np.ndarray]]  # (category, lo, hi) in 3DSG coordinates
+    movable: frozenset[int] = frozenset()
+    _receptacles: list[SemanticObject] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self._receptacles = [o for sid, o in self.objects.items() if sid not in self.movable
+                             and class_type(o.class_) in _RECEPTACLES]
+
+    @classmethod
+    def from_semantic_scene(cls, ss: Any, movable: frozenset[int] = frozenset()) -> SemanticIndex:
+        regions = []
+        for region in ss.regions:
+            lo, hi = _box_3dsg(region.aabb)
+            regions.append((_category(region), lo, hi))
+        region_index = {region.id: k for k, region in enumerate(ss.regions)}
+        objects = {}
+        for obj in ss.objects:
+            if obj is None or obj.category is None or not obj.category.name():
+                continue
+            sid = int(str(obj.id).split("_")[-1])
+            lo, hi = _box_3dsg(obj.aabb)
+            region = region_index.get(obj.region.id) if obj.region is not None else None
+            objects[sid] = SemanticObject(sid, obj.category.name(), region, (lo + hi) / 2, hi - lo)
+        return cls(objects, regions, frozenset(movable))
+
+    def region_at(self, point: np.ndarray) -> int | None:
+        """The region whose floor footprint holds `point` (x, y); the smallest one if several do."""
+        best = None
+        for k, (_, lo, hi) in enumerate(self.regions):
+            if lo[0] - 1e-3 <= point[0] <= hi[0] + 1e-3 and lo[1] - 1e-3 <= point[1] <= hi[1] + 1e-3:
+                area = (hi[0] - lo[0]) * (hi[1] - lo[1])
+                if best is None or area < best[0]:
+                    best = (area, k)
+        return None if best is None else best[1]
+
+    def support(self, centre: np.ndarray, bottom: float, top: float, margin: float = 0.06
+                ) -> tuple[str, int] | None:
+        """("inside" | "on", semantic id) of the receptacle a box rests in or on; the smallest wins."""
+        best = None
+        for r in self._receptacles:
+            lo, hi = r.lo, r.hi
+            if not (lo[0] - margin <= centre[0] <= hi[0] + margin and lo[1] - margin <= centre[1] <= hi[1] + margin):
+                continue
+            if lo[2] - margin <= bottom and top <= hi[2] + margin:
+                cand = ("inside", r)
+            elif abs(bottom - hi[2]) <= margin:
+                cand = ("on", r)
+            else:
+                continue
+            volume = float(np.prod(r.size))
+            if best is None or volume < best[0]:
+                best = (volume, cand[0], r.semantic_id)
+        return None if best is None else (best[1], best[2])
+
+
+def _category(node: Any) -> str:
+    cat = getattr(node, "category", None)
+    name = cat.name() if cat is not None else ""
+    return class_key(name) if name else "room"
+
+
+def _box_3dsg(aabb: Any) -> tuple[np.ndarray, np.ndarray]:
+    c, s = _to_3dsg(np.asarray(aabb.center, dtype=float)), np.abs(np.asarray(aabb.sizes, dtype=float))
+    s = np.array([s[0], s[2], s[1]])
+    return c - s / 2, c + s / 2
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """An object in view: pixels, nearest depth, estimated centre / bottom / top (3DSG), room, support."""
+
+    semantic_id: int
+    pixels: int
+    distance: float
+    centre: np.ndarray
+    bottom: float
+    top: float
+    region: int | None
+    support: tuple[str, int] | None
+
+
+def backproject(view: View) -> np.ndarray:
+    """Every pixel's 3D point (H, W, 3) in 3DSG coordinates, from depth, pose and field of view."""
+    h, w = view.depth.shape
+    f = (w / 2) / np.tan(np.deg2rad(view.hfov) / 2)
+    u = (np.arange(w) + 0.5 - w / 2) / f
+    v = (np.arange(h) + 0.5 - h / 2) / f
+    d = view.depth.astype(float)
+    cam = np.stack([u[None, :] * d, -v[:, None] * d, -d], axis=-1)  # habitat cameras look along -z
+    world = cam @ np.asarray(view.rotation, dtype=float).T + np.asarray(view.position, dtype=float)
+    return _to_3dsg(world)
+
+
+def observe(views: list[View], index: SemanticIndex, min_pixels: int = 4, max_range: float = 8.0
+            ) -> dict[int, Sighting]:
+    """Objects in view across `views`: at least `min_pixels` pixels closer than `max_range` metres.
+
+    Fixed objects keep their semantic-scene box; a movable one's box is its known size placed under the
+    highest depth point seen of it (its top), centred on the median of its points.
+    """
+    points: dict[int, list[np.ndarray]] = {}
+    nearest: dict[int, float] = {}
+    for view in views:
+        sem = np.asarray(view.semantic).astype(np.int64)
+        ok = (sem > 0) & (view.depth > 0) & (view.depth < max_range)
+        if not ok.any():
+            continue
+        pts, ids, depth = backproject(view)[ok], sem[ok], view.depth[ok]
+        order = np.argsort(ids, kind="stable")
+        ids, pts, depth = ids[order], pts[order], depth[order]
+        bounds = np.flatnonzero(np.diff(ids)) + 1
+        for chunk_ids, chunk, d in zip(np.split(ids, bounds), np.split(pts, bounds), np.split(depth, bounds)):
+            sid = int(chunk_ids[0])
+            points.setdefault(sid, []).append(chunk)
+            nearest[sid] = min(nearest.get(sid, np.inf), float(d.min()))
+    out = {}
+    for sid, chunks in points.items():
+        obj = index.objects.get(sid)
+        if obj is None:
+            continue
+        pts = np.concatenate(chunks)
+        if len(pts) < min_pixels:
+            continue
+        distance = nearest[sid]
+        if sid in index.movable:
+            top = float(np.max(pts[:, 2]))
+            bottom = top - float(obj.size[2])
+            centre = np.array([*np.median(pts[:, :2], axis=0), (top + bottom) / 2])
+            region = index.region_at(centre)
+            support = index.support(centre, bottom, top)
+        else:
+            centre, bottom, top, region, support = obj.centre, float(obj.lo[2]), float(obj.hi[2]), obj.region, None
+        out[sid] = Sighting(sid, len(pts), distance, centre, bottom, top, region, support)
+    return out
+
+
+def household_percept(sightings: dict[int, Sighting], name_of: dict[int, str], region_room: dict[int, str],
+                      symbolic: dict, facts: frozenset[Atom], types: dict[str, str],
+                      fixtures_in_room: list[str], observe_pixels: int = 60) -> dict:
+    """The household percept from sightings in the robot's room.
+
+    Items seen and placed in the robot's room get their location from the sighting (on / inside the
+    receptacle under them; the nearest receptacle seen when none is); their other facts (dirty, cold...)
+    and fixtures' states come from `facts`, which a camera cannot tell. The room's fixtures are on the
+    robot's map; people, the robot and what is held come from `symbolic`. Open fixtures seen with at least
+    `observe_pixels` pixels are "observed": what is not seen on them is not there.
+    """
+    room = symbolic["room"]
+    by_subject: dict[str, list[Atom]] = {}
+    held = set()
+    for atom in facts:
+        by_subject.setdefault(atom.args[0], []).append(atom)
+        if atom.predicate == "holding":
+            held.add(atom.args[1])
+        elif atom.predicate == "held-by":
+            held.add(atom.args[0])
+    entities: dict[str, str] = {room: "room"}
+    kept = [e for e, t in symbolic["entities"].items() if t in ("robot", "person") or e in held]
+    for e in kept:
+        entities[e] = symbolic["entities"][e]
+    out_facts = [f for f in symbolic["facts"] if f[0] in kept or (f[1] == "connected" and room in (f[0], f[2]))]
+    closed = {a.args[0] for a in facts if a.predicate == "closed"}
+    observed = [room] + [e for e in symbolic.get("observed", []) if e in kept]
+    for fixture in fixtures_in_room:
+        entities[fixture] = types[fixture]
+        out_facts.extend(_triplet(a) for a in by_subject.get(fixture, []))
+    seen_fixtures = {name_of[s.semantic_id]: s for s in sightings.values()
+                     if s.semantic_id in name_of and name_of[s.semantic_id] in fixtures_in_room}
+    for name, s in seen_fixtures.items():
+        if s.pixels >= observe_pixels and name not in closed and types[name] in _RECEPTACLES:
+            observed.append(name)
+    sid_of = {v: k for k, v in name_of.items()}
+    for s in sorted(sightings.values(), key=lambda s: s.semantic_id):
+        name = name_of.get(s.semantic_id)
+        if name is None or types.get(name) not in ITEM_TYPES or name in entities:
+            continue
+        if s.region is None or region_room.get(s.region) != room:
+            continue
+        holder = name_of.get(s.support[1]) if s.support else None
+        if holder is None or holder not in fixtures_in_room:
+            holder = _nearest(s, [f for f in seen_fixtures if types[f] in _RECEPTACLES - {"trashcan"}],
+                              sightings, sid_of)
+        if holder is None:
+            continue
+        entities[name] = types[name]
+        relation = "on" if types[holder] in _SURFACES else "inside"
+        out_facts.append([name, relation, holder])
+        out_facts.extend(_triplet(a) for a in by_subject.get(name, []) if a.predicate not in _LOCATION)
+    unique = {tuple(f): f for f in out_facts}
+    return {"room": room, "entities": entities, "facts": sorted(unique.values(), key=lambda f: tuple(map(str, f))),
+            "observed": sorted(set(observed), key=observed.index)}
+
+
+def _triplet(atom: Atom) -> list:
+    return [atom.args[0], atom.predicate, atom.args[1] if len(atom.args) > 1 else True]
+
+
+def _nearest(s: Sighting, fixtures: list[str], sightings: dict[int, Sighting], sid_of: dict[str, int]) -> str | None:
+    best = None
+    for f in fixtures:
+        other = sightings[sid_of[f]]
+        d = float(np.linalg.norm(other.centre[:2] - s.centre[:2]))
+        if best is None or d < best[0]:
+            best = (d, f)
+    return None if best is None else best[1]
+
+
+def scene_graph_from_semantic_scene(ss: Any, name: str = "habitat") -> SceneGraph3D:
+    """A `SceneGraph3D` from a habitat semantic scene: each region a room, each categorised object an object.
+
+    Objects without a region go to the region whose footprint holds their centre (skipped if none does);
+    ids follow the semantic ids, rooms are numbered from 1 in region order.
+    """
+    index = SemanticIndex.from_semantic_scene(ss)
+    sg = SceneGraph3D(name)
+    for k, (category, lo, hi) in enumerate(index.regions):
+        size = hi - lo
+        sg.rooms[k + 1] = Room3D(k + 1, category, "", tuple((lo + hi) / 2), tuple(size))
+    for sid, obj in sorted(index.objects.items()):
+        if class_key(obj.class_) in ("wall", "floor", "ceiling", "door", "window", "stairs"):
+            continue
+        region = obj.region if obj.region is not None else index.region_at(obj.centre)
+        if region is None:
+            continue
+        sg.objects[sid] = Object3D(sid, obj.class_, "", region + 1, tuple(obj.centre), tuple(obj.size))
+    return sg

@@ -1,0 +1,350 @@
+"""The habitat executor: runs the household world's accepted actions in habitat-sim and perceives through it.
+
+The robot walks navmesh geodesics (`pathfinder.find_path`) to rooms and to the furniture it handles; items
+and container doors are kinematic rigid objects moved for pick/place/open/close and for what people do;
+percepts come from semantic + depth images of a look around (`adapters.habitat`); `render_frame` is the
+robot camera's RGB image. habitat_sim is imported only here, on first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from servicerobot.adapters.habitat import SemanticIndex, View, household_percept, observe
+from servicerobot.envs.executor import Executor
+from servicerobot.envs.habitat.stage import Stage, build_stage, from_habitat, to_habitat
+from servicerobot.errors import DependencyNotInstalled, SceneError
+from servicerobot.pddl import Atom
+from servicerobot.scenes.gibson import GibsonScene, Object3D, place_spot, save_json, support_of
+from servicerobot.scenes.household import ROBOT
+
+__all__ = ["HabitatExecutor", "import_habitat_sim"]
+
+_HIDDEN_Y = -30.0  # items people hold or that were thrown away wait below the floor
+_INSTALL = ("habitat-sim is not installed. Install it with conda (`conda install habitat-sim -c conda-forge "
+            "-c aihabitat`, add `headless` on a cluster), or run inside ../shared/habitat-sandbox "
+            "(`run --pip -e . -- python ...`); or use simulator=\"symbolic\". The stage builder also needs "
+            "trimesh: pip install \"servicerobot[habitat]\".")
+
+
+def import_habitat_sim():
+    """habitat_sim and magnum, or `DependencyNotInstalled` saying how to install them."""
+    try:
+        import habitat_sim
+        import magnum
+        import quaternion  # noqa: F401  (numpy-quaternion ships with habitat-sim)
+    except ImportError as error:
+        raise DependencyNotInstalled(_INSTALL) from error
+    return habitat_sim, magnum
+
+
+def _yaw_quat(yaw: float):
+    import quaternion
+
+    return quaternion.from_rotation_vector([0.0, yaw, 0.0])
+
+
+class HabitatExecutor(Executor):
+    """habitat-sim as the household world's backend for scenes made from 3D scene graphs (`GibsonScene`).
+
+    Args:
+        width, height: the perception camera (semantic + depth) resolution.
+        render_width, render_height: the RGB camera `render()` shows.
+        headings: views of the look-around every percept is made of (evenly spread yaw).
+        pitch: camera pitch in radians (negative looks down); hfov in degrees.
+        min_pixels, max_range: what counts as in view.
+        gpu_device_id: habitat-sim's GPU; -1 renders without CUDA (EGL/llvmpipe on a CPU machine).
+    """
+
+    name = "habitat"
+
+    def __init__(self, width: int = 160, height: int = 120, render_width: int = 320, render_height: int = 240,
+                 headings: int = 4, pitch: float = -0.45, hfov: float = 90.0, min_pixels: int = 4,
+                 max_range: float = 8.0, gpu_device_id: int = -1, agent_radius: float = 0.2):
+        if headings < 1:
+            raise SceneError(f"headings must be >= 1, got {headings}")
+        self.width, self.height, self.render_size = width, height, (render_width, render_height)
+        self.headings, self.pitch, self.hfov = headings, pitch, hfov
+        self.min_pixels, self.max_range = min_pixels, max_range
+        self.gpu_device_id, self.agent_radius = gpu_device_id, agent_radius
+        self.sim = None
+        self._stage_key: str | None = None
+        self._workdir = Path(tempfile.mkdtemp(prefix="servicerobot-habitat-"))
+        self.distance = 0.0  # metres walked along geodesics, over the executor's life
+        self.views_rendered = 0
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, scene: GibsonScene, facts: frozenset[Atom], rng: np.random.Generator) -> None:
+        if not isinstance(scene, GibsonScene) or scene.source_graph is None:
+            raise SceneError("the habitat executor needs a scene made from a 3D scene graph (GibsonScenes)")
+        habitat_sim, _ = import_habitat_sim()
+        self.scene, self.graph, self.rng = scene, scene.source_graph, rng
+        key = self._graph_key()
+        if key != self._stage_key or self.sim is None:
+            self._open(key, habitat_sim)
+        rom = self.sim.get_rigid_object_manager()
+        rom.remove_all_objects()
+        self.name_of_sid: dict[int, str] = {}
+        self.oid_of: dict[str, int] = {}
+        for name, (layer, node) in scene.node_of.items():
+            if layer == "object":
+                self.oid_of[name] = node
+                self.name_of_sid[self.stage.semantic_of[node]] = name
+        self.pose: dict[int, np.ndarray] = {}  # 3DSG id -> current centre (3DSG frame)
+        self.bodies: dict[int, Any] = {}
+        tm = self.sim.get_object_template_manager()
+        cube = tm.get_template_handles("cubeSolid")[0]
+        for oid in self.stage.items:
+            self.bodies[oid] = self._add_box(tm, rom, cube, f"item_{oid}", self.graph.objects[oid].size,
+                                             self.stage.semantic_of[oid])
+        self.panels: dict[int, Any] = {}
+        for oid, (lo, hi) in self.stage.door_panels.items():
+            body = self._add_box(tm, rom, cube, f"door_{oid}", tuple(hi - lo), self.stage.semantic_of[oid])
+            body.translation = self._mn.Vector3(*to_habitat((lo + hi) / 2))
+            self.panels[oid] = (body, (lo + hi) / 2)
+        self.facts = frozenset()
+        self._apply(facts, initial=True)
+        self.yaw = 0.0
+        self.position = self._stand_point(self._room_of(facts, ROBOT))
+
+    def _graph_key(self) -> str:
+        sg = self.graph
+        text = repr((sg.name, sorted(sg.rooms.items()), sorted(sg.objects.items()), sorted(self.scene.doors)))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def _open(self, key: str, habitat_sim) -> None:
+        if self.sim is not None:
+            self.sim.close()
+            self.sim = None
+        folder = self._workdir / key
+        if folder.exists():
+            shutil.rmtree(folder)
+        ids = {name: node for name, (layer, node) in self.scene.node_of.items() if layer == "room"}
+        doors = [(ids[a], ids[b]) for a, b in self.scene.doors]
+        self.stage: Stage = build_stage(self.graph, folder, doors)
+        save_json(self.graph, folder / "scene_graph.json")  # what the stage was built from, for inspection
+        _, self._mn = import_habitat_sim()
+        bc = habitat_sim.SimulatorConfiguration()
+        bc.scene_id = self.stage.scene_id
+        bc.enable_physics = False
+        bc.load_semantic_mesh = True
+        bc.gpu_device_id = self.gpu_device_id
+        bc.random_seed = int(self.rng.integers(2**31))
+        agents = []
+        for sensors in ((("rgb", habitat_sim.SensorType.COLOR, self.render_size),),
+                        (("depth", habitat_sim.SensorType.DEPTH, (self.width, self.height)),
+                         ("semantic", habitat_sim.SensorType.SEMANTIC, (self.width, self.height)))):
+            specs = []
+            for uuid, kind, (w, h) in sensors:
+                spec = habitat_sim.CameraSensorSpec()
+                spec.uuid, spec.sensor_type, spec.resolution = uuid, kind, [h, w]
+                spec.position, spec.orientation, spec.hfov = [0.0, 1.5, 0.0], [self.pitch, 0.0, 0.0], self.hfov
+                specs.append(spec)
+            ac = habitat_sim.agent.AgentConfiguration()
+            ac.sensor_specifications = specs
+            ac.height, ac.radius = 1.5, self.agent_radius
+            agents.append(ac)
+        self.sim = habitat_sim.Simulator(habitat_sim.Configuration(bc, agents))
+        ns = habitat_sim.NavMeshSettings()
+        ns.set_defaults()
+        ns.agent_height, ns.agent_radius = 1.5, self.agent_radius
+        ns.cell_size, ns.cell_height = 0.05, 0.05
+        if not self.sim.recompute_navmesh(self.sim.pathfinder, ns, include_static_objects=False):
+            raise SceneError(f"habitat-sim could not build a navmesh for {self.graph.name}")
+        movable = frozenset(self.stage.semantic_of[oid] for oid in self.stage.items)
+        self.index = SemanticIndex.from_semantic_scene(self.sim.semantic_scene, movable)
+        # Region k of the .house is room stage.region_rooms[k]; the household names them by their labels.
+        room_name = {node: name for name, (layer, node) in self.scene.node_of.items() if layer == "room"}
+        self.region_room = {k: room_name[rid] for k, rid in enumerate(self.stage.region_rooms)}
+        self._stage_key = key
+        self._habitat_sim = habitat_sim
+
+    def _add_box(self, tm, rom, cube: str, handle: str, size, semantic_id: int):
+        template = tm.get_template_by_handle(cube)
+        sx, sy, sz = (max(float(s), 0.01) for s in size)
+        template.scale = np.array([sx / 2, sz / 2, sy / 2])  # the primitive cube spans [-1, 1]; habitat is y-up
+        tm.register_template(template, handle)
+        body = rom.add_object_by_template_handle(handle)
+        body.motion_type = self._habitat_sim.physics.MotionType.KINEMATIC
+        body.semantic_id = semantic_id
+        return body
+
+    # ------------------------------------------------------------------ state mirroring
+    def _room_of(self, facts: frozenset[Atom], entity: str) -> str:
+        for a in facts:
+            if a.predicate == "in-room" and a.args[0] == entity:
+                return a.args[1]
+        raise SceneError(f"{entity} is in no room")
+
+    def _apply(self, facts: frozenset[Atom], initial: bool = False) -> None:
+        """Move items and doors so habitat shows `facts` (only what differs from the last facts)."""
+        changed = facts - self.facts
+        for atom in sorted(changed):
+            if atom.predicate in ("on", "inside") and atom.args[0] in self.oid_of:
+                self._put(atom.args[0], atom.args[1], atom.predicate, keep=initial)
+            elif atom.predicate in ("held-by", "discarded") and atom.args[0] in self.oid_of:
+                self._hide(atom.args[0])
+            elif atom.predicate == "holding":
+                self._to_hand(atom.args[1])
+        for oid, (body, centre) in self.panels.items():
+            name = self._name_of_oid(oid)
+            is_closed = name is not None and Atom("closed", (name,)) in facts
+            target = centre if is_closed else np.array([centre[0], centre[1], _HIDDEN_Y])
+            body.translation = self._mn.Vector3(*to_habitat(target))
+        self.facts = facts
+
+    def _name_of_oid(self, oid: int) -> str | None:
+        return self.name_of_sid.get(self.stage.semantic_of[oid])
+
+    def _set(self, oid: int, centre: np.ndarray) -> None:
+        self.pose[oid] = np.asarray(centre, dtype=float)
+        self.bodies[oid].translation = self._mn.Vector3(*to_habitat(centre))
+
+    def _put(self, item: str, fixture: str, relation: str, keep: bool = False) -> None:
+        oid, fid = self.oid_of[item], self.oid_of[fixture]
+        obj = self.graph.objects[oid]
+        if keep and support_of(self.graph, obj) in ((relation, fid), ("on", fid), ("inside", fid)):
+            self._set(oid, np.asarray(obj.location))
+            return
+        holder = self.graph.objects[fid]
+        best = None
+        for _ in range(12):  # the spot overlapping the fewest things already there
+            spot = np.asarray(place_spot(holder, obj.size, relation, self.rng))
+            clash = sum(1 for other, p in self.pose.items() if other != oid and
+                        np.all(np.abs(p - spot) < (np.asarray(obj.size) + self.graph.objects[other].size) / 2))
+            if best is None or clash < best[0]:
+                best = (clash, spot)
+            if clash == 0:
+                break
+        self._set(oid, best[1])
+
+    def _hide(self, item: str) -> None:
+        oid = self.oid_of[item]
+        self._set(oid, np.array([self.pose.get(oid, np.zeros(3))[0], 0.0, _HIDDEN_Y]))
+
+    def _to_hand(self, item: str) -> None:
+        # At hand height inside the robot's body: carried along, below the camera's view.
+        p = from_habitat(self.position) if hasattr(self, "position") else np.zeros(3)
+        self._set(self.oid_of[item], np.array([p[0], p[1], 0.9]))
+
+    # ------------------------------------------------------------------ robot
+    def _stand_point(self, room: str) -> np.ndarray:
+        r = self.graph.rooms[self.scene.node_of[room][1]]
+        point = np.asarray(self.sim.pathfinder.snap_point(to_habitat((r.location[0], r.location[1], 0.0))))
+        if not np.all(np.isfinite(point)):
+            raise SceneError(f"no navigable floor in {room}")
+        return point
+
+    def _approach_point(self, fixture: str) -> np.ndarray:
+        """Where the robot stands to handle a piece of furniture: in front of it, on the navmesh."""
+        obj: Object3D = self.graph.objects[self.oid_of[fixture]]
+        room = self.graph.rooms[obj.parent_room]
+        axis = 0 if obj.size[0] < obj.size[1] else 1
+        sign = 1.0 if room.location[axis] >= obj.location[axis] else -1.0
+        p = np.array(obj.location, dtype=float)
+        p[axis] += sign * (obj.size[axis] / 2 + self.agent_radius + 0.35)
+        p[2] = 0.0
+        point = np.asarray(self.sim.pathfinder.snap_point(to_habitat(p)))
+        return point if np.all(np.isfinite(point)) else self._stand_point(self.scene.entities[fixture].room)
+
+    def _walk(self, target: np.ndarray) -> str:
+        path = self._habitat_sim.ShortestPath()
+        path.requested_start = np.asarray(self.position, dtype=np.float32)
+        path.requested_end = np.asarray(target, dtype=np.float32)
+        if not self.sim.pathfinder.find_path(path) or len(path.points) == 0:
+            return f"no navigable path from {np.round(from_habitat(self.position)[:2], 2).tolist()} to " \
+                   f"{np.round(from_habitat(target)[:2], 2).tolist()}"
+        points = [np.asarray(p) for p in path.points]
+        for a, b in itertools.pairwise(points):
+            if np.linalg.norm(b - a) > 1e-3:
+                self.yaw = float(np.arctan2(-(b[0] - a[0]), -(b[2] - a[2])))  # habitat faces -z at yaw 0
+        self.distance += float(path.geodesic_distance)
+        self.position = points[-1]
+        return ""
+
+    def _face(self, fixture: str) -> None:
+        c = to_habitat(self.graph.objects[self.oid_of[fixture]].location)
+        self.yaw = float(np.arctan2(-(c[0] - self.position[0]), -(c[2] - self.position[2])))
+
+    def execute(self, action: Any, add: frozenset[Atom], delete: frozenset[Atom]) -> str:
+        name, args = action.name, action.args
+        if name == "move":
+            error = self._walk(self._stand_point(args[2]))
+        else:
+            target = next((a for a in args[1:] if a in self.oid_of and self.oid_of[a] not in self.bodies), None)
+            error = ""
+            if target is not None:
+                error = self._walk(self._approach_point(target))
+                if not error:
+                    self._face(target)
+            if not error and name in ("pick-up", "take-out"):
+                item, holder = args[1], args[2]
+                lo, hi = self.graph.objects[self.oid_of[holder]].box
+                p = self.pose[self.oid_of[item]]
+                if np.any(p < lo - 0.3) or np.any(p > hi + 0.3):
+                    error = f"{item} is not at {holder} in the simulator"
+        if error:
+            return error
+        self._apply((self.facts - delete) | add)
+        for atom in self.facts:  # what the robot carries goes where it went
+            if atom.predicate == "holding" and atom.args[1] in self.oid_of:
+                self._to_hand(atom.args[1])
+        return ""
+
+    def sync(self, facts: frozenset[Atom]) -> None:
+        self._apply(facts)
+
+    # ------------------------------------------------------------------ perception and rendering
+    def _place_agent(self, agent_id: int, yaw: float) -> None:
+        state = self._habitat_sim.AgentState()
+        state.position = np.asarray(self.position, dtype=np.float32)
+        state.rotation = _yaw_quat(yaw)
+        self.sim.get_agent(agent_id).set_state(state)
+
+    def look_around(self) -> list[View]:
+        """Semantic + depth views at the robot's position, `headings` yaws apart."""
+        import quaternion
+
+        views = []
+        for k in range(self.headings):
+            self._place_agent(1, self.yaw + 2 * np.pi * k / self.headings)
+            obs = self.sim.get_sensor_observations(agent_ids=1)
+            sensor = self.sim.get_agent(1).get_state().sensor_states["depth"]
+            views.append(View(np.asarray(obs["semantic"]), np.asarray(obs["depth"]), np.asarray(sensor.position),
+                              quaternion.as_rotation_matrix(sensor.rotation), self.hfov))
+        self.views_rendered += len(views)
+        return views
+
+    def sightings(self):
+        return observe(self.look_around(), self.index, self.min_pixels, self.max_range)
+
+    def percept(self, symbolic: dict) -> dict:
+        room = symbolic["room"]
+        fixtures = self.scene.fixtures_in(room)
+        types = {n: e.pddl_type for n, e in self.scene.entities.items()}
+        return household_percept(self.sightings(), self.name_of_sid, self.region_room, symbolic, self.facts,
+                                 types, fixtures)
+
+    def render_frame(self, overlay: dict, width: int, height: int) -> np.ndarray | None:
+        self._place_agent(0, self.yaw)
+        rgb = np.asarray(self.sim.get_sensor_observations(agent_ids=0)["rgb"])[..., :3]
+        if rgb.shape[:2] != (height, width):
+            from PIL import Image
+
+            rgb = np.asarray(Image.fromarray(rgb).resize((width, height)))
+        return np.ascontiguousarray(rgb, dtype=np.uint8)
+
+    def close(self) -> None:
+        if self.sim is not None:
+            self.sim.close()
+            self.sim = None
+        if os.path.isdir(self._workdir):
+            shutil.rmtree(self._workdir, ignore_errors=True)

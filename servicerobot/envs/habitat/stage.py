@@ -1,0 +1,275 @@
+"""A habitat-sim stage built from a 3D scene graph: floors, walls with doorways, furniture, semantics.
+
+Writes four files habitat-sim 0.2.2 loads as one stage: a Z-up `.glb` (render and collision mesh), a
+semantic `.ply` whose faces carry object ids, a Matterport3D `.house` listing levels, regions (rooms) and
+objects (so `sim.semantic_scene` lists them all), and the `.stage_config.json` that ties them together.
+Movable items and container doors are not part of the stage: the executor adds them as kinematic rigid
+objects (`Stage.items`, `Stage.door_panels`) so they can move without rebuilding anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from servicerobot.errors import DependencyNotInstalled
+from servicerobot.scenes.gibson import SINK_DEPTH, SceneGraph3D, adjacent_rooms, class_type
+from servicerobot.scenes.gibson_classes import ITEM_TYPES, class_key
+
+__all__ = ["WALL_HEIGHT", "Stage", "build_stage", "from_habitat", "to_habitat"]
+
+WALL_HEIGHT, WALL_T, DOOR_W, DOOR_H, SHELL_T = 2.6, 0.1, 1.0, 2.1, 0.03
+FRONT_OPEN = frozenset({"openable", "fridge", "washer", "dryer"})
+TOP_OPEN = frozenset({"container", "trashcan", "sink"})
+# Matterport3D region letters for Gibson room categories (what a .house can say).
+REGION_LETTER = {"bathroom": "a", "bedroom": "b", "closet": "c", "dining_room": "d", "lobby": "e",
+                 "garage": "g", "corridor": "h", "utility_room": "j", "kitchen": "k", "living_room": "l",
+                 "home_office": "o", "childs_room": "r", "playroom": "r", "staircase": "s",
+                 "television_room": "v", "exercise_room": "w", "storage_room": "Z", "pantry_room": "Z"}
+
+
+def to_habitat(p) -> np.ndarray:
+    """3DSG (x, y, z up) -> habitat (x, y up, z) = (x, z, -y)."""
+    p = np.asarray(p, dtype=float)
+    return np.array([p[..., 0], p[..., 2], -p[..., 1]]).T if p.ndim > 1 else np.array([p[0], p[2], -p[1]])
+
+
+def from_habitat(q) -> np.ndarray:
+    """habitat (x, y up, z) -> 3DSG (x, y, z up) = (x, -z, y)."""
+    q = np.asarray(q, dtype=float)
+    return np.array([q[..., 0], -q[..., 2], q[..., 1]]).T if q.ndim > 1 else np.array([q[0], -q[2], q[1]])
+
+
+@dataclass
+class Stage:
+    """The files of a stage and the maps between semantic ids, 3DSG ids and regions."""
+
+    folder: Path
+    scene_id: str
+    semantic_of: dict[int, int]                 # 3DSG object id -> semantic id
+    region_rooms: list[int]                     # region index -> 3DSG room id
+    items: list[int]                            # 3DSG ids of the movable items (rigid objects)
+    door_panels: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # id -> (lo, hi)
+    doorways: list[tuple[int, int, np.ndarray]] = field(default_factory=list)  # (room a, room b, centre xy)
+
+
+def _trimesh():
+    try:
+        import trimesh
+    except ImportError as error:
+        raise DependencyNotInstalled('building a habitat-sim stage needs trimesh: pip install "servicerobot[habitat]"'
+                                     ) from error
+    return trimesh
+
+
+def _colour(name: str) -> list[int]:
+    h = hashlib.sha256(name.encode()).digest()
+    return [70 + h[0] % 160, 70 + h[1] % 160, 70 + h[2] % 160, 255]
+
+
+def _front(obj, room) -> tuple[int, int]:
+    """(axis, sign) of the side of a piece of furniture that faces into its room (its shallow side)."""
+    axis = 0 if obj.size[0] < obj.size[1] else 1
+    sign = 1 if room.location[axis] >= obj.location[axis] else -1
+    return axis, sign
+
+
+def _shell(lo: np.ndarray, hi: np.ndarray, open_side: tuple[int, int] | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The six (or five, without `open_side`) slabs of a hollow box; open_side (2, 1) is the top."""
+    slabs = []
+    for axis in range(3):
+        for sign in (-1, 1):
+            if open_side == (axis, sign):
+                continue
+            a, b = lo.copy(), hi.copy()
+            if sign < 0:
+                b[axis] = lo[axis] + SHELL_T
+            else:
+                a[axis] = hi[axis] - SHELL_T
+            slabs.append((a, b))
+    return slabs
+
+
+def _wall_boxes(sg: SceneGraph3D, doors: list[tuple[int, int]]) -> tuple[list, list]:
+    """Wall slabs around every room, with a doorway (and a lintel) in the middle of each shared wall."""
+    rooms = sg.rooms
+    boxes, doorways = [], []
+    gaps: dict[tuple[int, int], list[tuple[float, float, float]]] = {}  # (room, side) -> (lo, hi, along)
+    for a, b in doors:
+        ra, rb = rooms[a], rooms[b]
+        alo, ahi = np.subtract(ra.location, np.divide(ra.size, 2)), np.add(ra.location, np.divide(ra.size, 2))
+        blo, bhi = np.subtract(rb.location, np.divide(rb.size, 2)), np.add(rb.location, np.divide(rb.size, 2))
+        for axis in (0, 1):
+            other = 1 - axis
+            lo_o, hi_o = max(alo[other], blo[other]), min(ahi[other], bhi[other])
+            if abs(ahi[axis] - blo[axis]) < 0.31 or abs(bhi[axis] - alo[axis]) < 0.31:
+                if hi_o - lo_o < DOOR_W + 0.2:
+                    continue
+                mid = (lo_o + hi_o) / 2
+                a_side = 1 if abs(ahi[axis] - blo[axis]) < 0.31 else -1
+                gaps.setdefault((a, axis * 2 + (a_side > 0)), []).append((mid - DOOR_W / 2, mid + DOOR_W / 2, mid))
+                gaps.setdefault((b, axis * 2 + (a_side < 0)), []).append((mid - DOOR_W / 2, mid + DOOR_W / 2, mid))
+                plane = ahi[axis] if a_side > 0 else alo[axis]
+                centre = np.zeros(2)
+                centre[axis], centre[other] = plane, mid
+                doorways.append((a, b, centre))
+                break
+    for rid, room in rooms.items():
+        lo = np.subtract(room.location, np.divide(room.size, 2))
+        hi = np.add(room.location, np.divide(room.size, 2))
+        for axis in (0, 1):
+            other = 1 - axis
+            for positive in (False, True):
+                plane = hi[axis] if positive else lo[axis]
+                cuts = sorted(gaps.get((rid, axis * 2 + positive), []))
+                start = lo[other] - WALL_T / 2
+                pieces = []
+                for g0, g1, _ in cuts:
+                    pieces.append((start, g0, 0.0, WALL_HEIGHT))
+                    pieces.append((g0, g1, DOOR_H, WALL_HEIGHT))  # lintel
+                    start = g1
+                pieces.append((start, hi[other] + WALL_T / 2, 0.0, WALL_HEIGHT))
+                for s0, s1, z0, z1 in pieces:
+                    if s1 - s0 <= 1e-3:
+                        continue
+                    a, b = np.zeros(3), np.zeros(3)
+                    a[axis], b[axis] = plane - WALL_T / 2, plane + WALL_T / 2
+                    a[other], b[other] = s0, s1
+                    a[2], b[2] = z0, z1
+                    boxes.append((a, b))
+    return boxes, doorways
+
+
+def build_stage(sg: SceneGraph3D, folder: str | Path, doors: list[tuple[int, int]] | None = None) -> Stage:
+    """Write the stage of `sg` into `folder` (doorways between `doors`, default: rooms sharing a wall)."""
+    trimesh = _trimesh()
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    doors = adjacent_rooms(sg) if doors is None else doors
+    objects = sorted(sg.objects.values(), key=lambda o: o.id)
+    semantic_of = {o.id: k + 1 for k, o in enumerate(objects)}  # 0 is background
+    room_ids = sorted(sg.rooms)
+    floor_sid = {rid: len(objects) + 1 + k for k, rid in enumerate(room_ids)}
+    wall_sid = len(objects) + len(room_ids) + 1
+    parts: list[tuple[str, np.ndarray, np.ndarray, int, list[int]]] = []  # name, lo, hi, semantic id, rgba
+    for rid in room_ids:
+        r = sg.rooms[rid]
+        lo = np.array([r.location[0] - r.size[0] / 2, r.location[1] - r.size[1] / 2, -0.1])
+        hi = np.array([r.location[0] + r.size[0] / 2, r.location[1] + r.size[1] / 2, 0.0])
+        parts.append((f"floor_{rid}", lo, hi, floor_sid[rid], _colour(r.category) [:3] + [255]))
+    walls, doorways = _wall_boxes(sg, doors)
+    for k, (lo, hi) in enumerate(walls):
+        parts.append((f"wall_{k}", lo, hi, wall_sid, [225, 222, 215, 255]))
+    items, panels = [], {}
+    for o in objects:
+        kind = class_type(o.class_)
+        if kind in ITEM_TYPES:
+            items.append(o.id)
+            continue
+        lo, hi = (np.asarray(x, dtype=float) for x in o.box)
+        colour = _colour(class_key(o.class_))
+        if kind in FRONT_OPEN:
+            side = _front(o, sg.rooms[o.parent_room])
+            slabs = _shell(lo, hi, side)
+            a, b = lo.copy(), hi.copy()
+            axis, sign = side
+            if sign > 0:
+                a[axis] = hi[axis] - SHELL_T
+            else:
+                b[axis] = lo[axis] + SHELL_T
+            panels[o.id] = (a, b)
+        elif kind in TOP_OPEN:
+            if kind == "sink":
+                base_hi = hi.copy()
+                base_hi[2] = hi[2] - SINK_DEPTH
+                basin_lo = lo.copy()
+                basin_lo[2] = base_hi[2] - SHELL_T
+                slabs = [(lo, base_hi)] + _shell(basin_lo, hi, (2, 1))
+            else:
+                slabs = _shell(lo, hi, (2, 1))
+        else:
+            slabs = [(lo, hi)]
+        for k, (a, b) in enumerate(slabs):
+            parts.append((f"{o.label}_{k}", a, b, semantic_of[o.id], colour))
+
+    scene = trimesh.Scene()
+    verts, cols, faces, fids = [], [], [], []
+    for name, lo, hi, sid, rgba in parts:
+        box = trimesh.creation.box(extents=hi - lo)
+        box.apply_translation((lo + hi) / 2)
+        box.visual = trimesh.visual.TextureVisuals(material=trimesh.visual.material.PBRMaterial(
+            name=name, baseColorFactor=rgba, metallicFactor=0.0, roughnessFactor=1.0))
+        scene.add_geometry(box, node_name=name, geom_name=name)
+        off = sum(len(v) for v in verts)
+        verts.append(np.asarray(box.vertices, dtype="<f4"))
+        cols.append(np.tile(np.array(rgba[:3], dtype=np.uint8), (len(box.vertices), 1)))
+        faces.append(np.asarray(box.faces, dtype="<i4") + off)
+        fids.append(np.full(len(box.faces), sid, dtype="<i4"))
+    stem = "stage"
+    scene.export(folder / f"{stem}.glb")
+    _write_ply(folder / f"{stem}_semantic.ply", *map(np.concatenate, (verts, cols, faces, fids)))
+    _write_house(folder / f"{stem}.house", sg, objects, semantic_of, floor_sid, wall_sid)
+    config = folder / f"{stem}.stage_config.json"
+    config.write_text(json.dumps({
+        "render_asset": f"{stem}.glb", "up": [0, 0, 1], "front": [0, 1, 0],
+        "semantic_asset": f"{stem}_semantic.ply", "semantic_up": [0, 1, 0], "semantic_front": [0, 0, -1],
+        "semantic_descriptor_filename": f"{stem}.house"}, indent=1))
+    return Stage(folder, str(config), semantic_of, room_ids, items, panels, doorways)
+
+
+def _write_ply(path: Path, v: np.ndarray, c: np.ndarray, f: np.ndarray, ids: np.ndarray) -> None:
+    header = ("ply\nformat binary_little_endian 1.0\n"
+              f"element vertex {len(v)}\nproperty float x\nproperty float y\nproperty float z\n"
+              "property uchar red\nproperty uchar green\nproperty uchar blue\n"
+              f"element face {len(f)}\nproperty list uchar int vertex_indices\nproperty int object_id\n"
+              "end_header\n")
+    vrec = np.zeros(len(v), dtype=[("p", "<f4", 3), ("c", "u1", 3)])
+    vrec["p"], vrec["c"] = v, c
+    frec = np.zeros(len(f), dtype=[("n", "u1"), ("i", "<i4", 3), ("o", "<i4")])
+    frec["n"], frec["i"], frec["o"] = 3, f, ids
+    path.write_bytes(header.encode() + vrec.tobytes() + frec.tobytes())
+
+
+def _f(values) -> str:
+    return " ".join(f"{float(x):.4f}" for x in values)
+
+
+def _write_house(path: Path, sg: SceneGraph3D, objects, semantic_of, floor_sid, wall_sid) -> None:
+    """Matterport3D ASCII 1.1: one level, a region per room, a category per class, every object's box."""
+    room_ids = sorted(sg.rooms)
+    region_of = {rid: k for k, rid in enumerate(room_ids)}
+    lo = np.min([np.subtract(r.location, np.divide(r.size, 2)) for r in sg.rooms.values()], axis=0)
+    hi = np.max([np.add(r.location, np.divide(r.size, 2)) for r in sg.rooms.values()], axis=0)
+    classes = sorted({class_key(o.class_) for o in objects} | {"floor", "wall"})
+    cat = {c: k for k, c in enumerate(classes)}
+    n_objects = len(objects) + len(room_ids) + 2
+    title = "_".join(sg.name.split()) or "scene"
+    lines = ["ASCII 1.1",
+             (f"H {title} {title} 0 0 0 0 0 {n_objects} {len(classes)} {len(room_ids)} 0 1  0 0 0 0 0  "
+             f"{_f(lo)} {_f(hi)}  0 0 0 0 0"),
+             f"L 0 {len(room_ids)} 0  {_f((lo + hi) / 2)}  {_f(lo)} {_f(hi)}  0 0 0 0 0"]
+    for rid in room_ids:
+        r = sg.rooms[rid]
+        rlo = np.subtract(r.location, np.divide(r.size, 2))
+        rhi = np.add(r.location, np.divide(r.size, 2))
+        letter = REGION_LETTER.get(class_key(r.category), "z")
+        lines.append(f"R {region_of[rid]} 0 0 0 {letter}  {_f(r.location)}  {_f(rlo)} {_f(rhi)}  "
+                     f"{r.size[2]:.4f}  0 0 0 0")
+    for c, k in cat.items():
+        lines.append(f"C {k} {k + 1} {c} 0 {c} 0 0 0 0 0")
+    lines.append("O 0 -1 -1  0 0 0  1 0 0  0 1 0  0 0 0  0 0 0 0 0 0 0 0")
+    for o in objects:
+        # radii: half extents along axis0 (x), axis1 (y) and axis0 x axis1 (z), in the Z-up .house frame
+        lines.append(f"O {semantic_of[o.id]} {region_of[o.parent_room]} {cat[class_key(o.class_)]}  "
+                     f"{_f(o.location)}  1 0 0  0 1 0  {_f(np.divide(o.size, 2))}  0 0 0 0 0 0 0 0")
+    for rid in room_ids:
+        r = sg.rooms[rid]
+        lines.append(f"O {floor_sid[rid]} {region_of[rid]} {cat['floor']}  {_f((r.location[0], r.location[1], -0.05))}"
+                     f"  1 0 0  0 1 0  {_f((r.size[0] / 2, r.size[1] / 2, 0.05))}  0 0 0 0 0 0 0 0")
+    lines.append(f"O {wall_sid} -1 {cat['wall']}  {_f((lo + hi) / 2)}  1 0 0  0 1 0  {_f((hi - lo) / 2)}"
+                 "  0 0 0 0 0 0 0 0")
+    path.write_text("\n".join(lines) + "\n")
