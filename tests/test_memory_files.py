@@ -163,3 +163,19 @@ def test_truncated_file_only_raises_memory_file_error(tmp_path, length):
 def test_structural_corruption_only_raises_memory_file_error(tmp_path, path, value):
     data = _set_path(json.loads(SAVED), path, value)
     _load(tmp_path, json.dumps(data).encode())
+
+
+def test_a_failed_save_leaves_the_previous_file_intact(tmp_path):
+    path = tmp_path / "memory.json"
+    _memory().save(path)
+    before = path.read_bytes()
+    kg = _memory()
+    kg.add_entity("box_1", "decor", tags={"fragile"})  # a set: not a JSON value
+    with pytest.raises(MemoryFileError, match="entity attributes must be JSON values"):
+        kg.save(path)
+    kg = _memory()
+    kg.add_entity("box_1", "decor", weight=float("nan"))
+    with pytest.raises(MemoryFileError, match="JSON"):
+        kg.save(path)
+    assert path.read_bytes() == before and not list(tmp_path.glob(".memory.json.*"))
+    assert KnowledgeGraph.load(path, DOMAIN).facts == _memory().facts

@@ -258,10 +258,16 @@ class KnowledgeGraph:
         A symlink is followed to its target; an existing file keeps its mode, a new one is private (0600).
 
         Raises:
-            MemoryFileError: the path is a folder, a dangling or looping symlink, or cannot be written.
+            MemoryFileError: the path is a folder, a dangling or looping symlink, or cannot be written, or an
+                entity attribute is not a JSON value; the file already there is then left as it was.
         """
         try:
-            write_atomic(path, json.dumps(self.to_json()), new_mode=0o600)
+            text = json.dumps(self.to_json(), allow_nan=False)
+        except (TypeError, ValueError) as exc:  # an entity attribute JSON cannot hold (a set, NaN, ...)
+            raise MemoryFileError(f"cannot save memory to {path}: {exc}; entity attributes must be JSON values")\
+                from exc
+        try:
+            write_atomic(path, text, new_mode=0o600)
         except OSError as exc:
             raise MemoryFileError(f"cannot save memory to {path}: {exc.strerror or exc}") from exc
 
