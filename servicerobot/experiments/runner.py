@@ -3,14 +3,23 @@
 Each finished episode is appended as one JSON line (written whole, flushed and fsynced), so a killed run
 leaves at most a torn last line, which the next run drops before it resumes; episodes whose key is
 already in the file are skipped. Workers reuse one env per setting (`episode.make_env`).
+
+One run writes a results file at a time (an advisory lock: a second gets `ResultsError`). SIGTERM and
+SIGINT stop the run: pool workers are terminated (and die with their parent even on SIGKILL, on Linux),
+records already written stay, and the next run resumes. A Ray address that does not answer fails fast.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
+import signal
+import socket
 import subprocess
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
@@ -19,7 +28,8 @@ from servicerobot.errors import DependencyNotInstalled, ServiceRobotError
 from servicerobot.experiments.config import EpisodeSpec, ExperimentConfig
 from servicerobot.experiments.episode import run_episode
 
-__all__ = ["BACKENDS", "ResultsError", "finished_keys", "run_grid", "run_metadata", "stable_part"]
+__all__ = ["BACKENDS", "ResultsError", "RunInterrupted", "finished_keys", "run_grid", "run_metadata",
+           "stable_part"]
 
 BACKENDS = ("serial", "process", "ray")
 # Fields that measure time (machine- and load-dependent): left out when records are compared.
@@ -27,7 +37,15 @@ TIMING_FIELDS = {"timing": None, "agent": ("planning_time",), "run": None}
 
 
 class ResultsError(ServiceRobotError):
-    """A results file cannot be read or continued."""
+    """A results file cannot be read or continued (or another run is writing it)."""
+
+
+class RunInterrupted(ServiceRobotError):
+    """SIGTERM or SIGINT stopped `run_grid`; the records written so far are kept."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
 
 
 def run_metadata(config: ExperimentConfig) -> dict:
@@ -52,8 +70,9 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def finished_keys(path: Path) -> set[str]:
-    """Keys of the episodes already in a results file; a torn last line (killed run) is cut off."""
+def finished_keys(path: Path, repair: bool = True) -> set[str]:
+    """Keys of the episodes already in a results file; with `repair`, a torn last line (killed run) is cut
+    off (only under the file's lock: it may be a line another run is writing)."""
     if not path.exists():
         return set()
     data = path.read_bytes()
@@ -72,7 +91,7 @@ def finished_keys(path: Path) -> set[str]:
                                    "one this tool wrote, or was edited: fix or remove that line") from exc
             break  # only the last line is torn: drop it
         good_end += len(line) + (i < len(lines) - 1)
-    if good_end < len(data):
+    if repair and good_end < len(data):
         with open(path, "r+b") as f:
             f.truncate(good_end)
     return keys
@@ -97,29 +116,109 @@ def run_grid(config: ExperimentConfig, out: str | Path, backend: str = "process"
         raise ServiceRobotError(f"unknown back end {backend!r}; choose from {BACKENDS}")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    done = finished_keys(out)
-    episodes = config.episodes()
-    todo = [s for s in episodes if s.key not in done]
-    counts = {"total": len(episodes), "skipped": len(episodes) - len(todo), "ran": 0, "errors": 0}
-    if limit is not None:
-        todo = todo[:limit]
-    run = run_metadata(config)
-    if not todo:
+    if backend == "ray" and ray_address not in (None, "local"):
+        _check_ray_address(ray_address)
+    with _results_lock(out), _stop_on_signals():
+        done = finished_keys(out)
+        episodes = config.episodes()
+        todo = [s for s in episodes if s.key not in done]
+        counts = {"total": len(episodes), "skipped": len(episodes) - len(todo), "ran": 0, "errors": 0}
+        if limit is not None:
+            todo = todo[:limit]
+        run = run_metadata(config)
+        if not todo:
+            return counts
+        runner = {"serial": _serial, "process": _process, "ray": _ray}[backend]
+        kwargs = {"ray_address": ray_address} if backend == "ray" else {}
+        for record in runner(todo, run, workers or os.cpu_count() or 1, **kwargs):
+            _append(out, record)
+            counts["ran"] += 1
+            counts["errors"] += record["status"] != "ok"
+            if on_record is not None:
+                on_record(record)
         return counts
-    runner = {"serial": _serial, "process": _process, "ray": _ray}[backend]
-    kwargs = {"ray_address": ray_address} if backend == "ray" else {}
-    for record in runner(todo, run, workers or os.cpu_count() or 1, **kwargs):
-        _append(out, record)
-        counts["ran"] += 1
-        counts["errors"] += record["status"] != "ok"
-        if on_record is not None:
-            on_record(record)
-    return counts
+
+
+@contextlib.contextmanager
+def _results_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock on the results file while a run writes it."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): run without the lock
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ResultsError(f"{path} is being written by another `servicerobot run` (it holds the file's "
+                               "lock); wait for it to finish, or write to another file with --out") from None
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """Turn SIGTERM and SIGINT into `RunInterrupted` while a grid runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise RunInterrupted(signum)
+
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def _check_ray_address(address: str, timeout: float = 10.0) -> None:
+    """Fail fast, naming the address, when nothing listens at a Ray HOST:PORT (ray.init would wait minutes)."""
+    if address == "auto":
+        return  # ray.init finds the local cluster's address itself, or says there is none
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout):
+            pass
+    except (OSError, ValueError) as exc:
+        raise ServiceRobotError(f"no Ray cluster answers at --ray-address {address!r} ({exc}); start one with "
+                                "`ray start --head --port PORT` and pass HOST:PORT, 'auto' for the local "
+                                "cluster, or 'local' for a private instance") from None
 
 
 def _one(args: tuple[EpisodeSpec, dict]) -> dict:
     spec, run = args
     return run_episode(spec, run)
+
+
+def _worker_init() -> None:
+    """Pool workers leave SIGINT to the parent (which stops them) and die with it, even on SIGKILL."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before prctl
+            os._exit(1)
+
+
+def _kill_workers(pool) -> None:
+    """Terminate a process pool's workers now (shutdown alone waits for running episodes)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for p in procs:
+        with contextlib.suppress(OSError, ValueError):
+            p.terminate()
+    for p in procs:
+        p.join(timeout=3)
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=2)
 
 
 def _serial(todo: list[EpisodeSpec], run: dict, workers: int) -> Iterator[dict]:
@@ -135,14 +234,19 @@ def _process(todo: list[EpisodeSpec], run: dict, workers: int) -> Iterator[dict]
         yield from _serial(todo, run, workers)
         return
     # "spawn": a fresh interpreter per worker (fork after importing threads/planners is fragile).
-    with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_worker_init)
+    futures = []
+    try:
         futures = [pool.submit(_one, (spec, run)) for spec in todo]
-        try:
-            for future in as_completed(futures):
-                yield future.result()
-        finally:
-            for f in futures:
-                f.cancel()
+        for future in as_completed(futures):
+            yield future.result()
+    except BaseException:  # a signal, an error, or the consumer stopping: stop the workers too
+        for f in futures:
+            f.cancel()
+        _kill_workers(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _ray(todo: list[EpisodeSpec], run: dict, workers: int, ray_address: str | None = None) -> Iterator[dict]:
@@ -157,7 +261,10 @@ def _ray(todo: list[EpisodeSpec], run: dict, workers: int, ray_address: str | No
         else:
             # Workers on other nodes read OPENAI_* from their own environment: keys never travel in
             # Ray's runtime_env, which its dashboard shows.
-            ray.init(address=ray_address, log_to_driver=False)
+            try:
+                ray.init(address=ray_address, log_to_driver=False)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ServiceRobotError(f"cannot join the Ray cluster at --ray-address {ray_address!r}: {exc}") from None
         started = True
     try:
         # One actor per worker keeps its envs (worlds) between episodes, like a process-pool worker.

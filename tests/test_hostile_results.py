@@ -1,0 +1,203 @@
+"""Results files under hostile use: configs checked whole at load (duplicate keys, huge seed counts, bad
+options, bad env kwargs), one writer per results file (an advisory lock), SIGTERM/SIGINT/SIGKILL leave no
+worker alive and lose no record, and a dead Ray address fails fast, naming it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from servicerobot.errors import ServiceRobotError
+from servicerobot.experiments.config import MAX_EPISODES, ConfigError, load_config, parse_config
+from servicerobot.experiments.runner import ResultsError, _results_lock, finished_keys, run_grid
+
+TINY = {"name": "tiny", "seeds": [0, 1], "variants": ["oracle"], "agent": {"planner_timeout": 20},
+        "envs": [{"name": "small", "kwargs": {"size": "small", "n_tasks": 1}}]}
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "grid.yaml"
+    path.write_text(text)
+    return path
+
+
+# ------------------------------------------------------------------ configs
+def test_a_repeated_yaml_key_is_rejected_with_its_line(tmp_path):
+    path = _write(tmp_path, "name: a\nseeds: [0]\nvariants: [oracle]\nseeds: [1]\n"
+                            "envs:\n  - {name: s, kwargs: {size: small}}\n")
+    with pytest.raises(ConfigError, match=r"duplicate key 'seeds' \(first at line 2\)"):
+        load_config(path)
+    nested = _write(tmp_path, "name: a\nseeds: [0]\nvariants: [oracle]\n"
+                              "envs:\n  - {name: s, kwargs: {size: small, size: large}}\n")
+    with pytest.raises(ConfigError, match="duplicate key 'size'"):
+        load_config(nested)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"variants": ["oracle", "static", "oracle"]}, "variants ['oracle'] are listed more than once"),
+    ({"seeds": [0, 1, 0, 2, 1]}, "seeds [0, 1] are listed more than once"),
+])
+def test_repeated_variants_or_seeds_are_rejected(change, message):
+    with pytest.raises(ConfigError) as info:
+        parse_config({**TINY, **change})
+    assert message in str(info.value)
+
+
+def test_a_huge_seed_count_is_refused_at_once_without_memory():
+    tracemalloc.start()
+    start = time.perf_counter()
+    with pytest.raises(ConfigError, match=r"100,000,000 seeds .* more than 100,000 episodes"):
+        parse_config({**TINY, "seeds": {"start": 0, "count": 100_000_000}})
+    elapsed = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert elapsed < 2.0 and peak < 20_000_000
+    # two variants halve the seeds a grid may have
+    with pytest.raises(ConfigError, match="at most 50,000 seeds"):
+        parse_config({**TINY, "variants": ["oracle", "static"], "seeds": {"start": 0, "count": 50_001}})
+
+
+def test_seeds_up_to_the_cap_stay_lazy():
+    config = parse_config({**TINY, "seeds": {"start": 5, "count": MAX_EPISODES}})
+    assert isinstance(config.seeds, range) and config.seeds[-1] == 5 + MAX_EPISODES - 1
+    assert config.hash == parse_config({**TINY, "seeds": list(range(5, 5 + MAX_EPISODES))}).hash
+
+
+@pytest.mark.parametrize("agent, message", [
+    ({"planner_timeout": -1}, "agent.planner_timeout must be a positive number"),
+    ({"planner_timeout": "fast"}, "agent.planner_timeout must be a positive number"),
+    ({"interpreter": "gpt"}, "agent.interpreter must be one of default, rules, llm, got 'gpt'"),
+    ({"max_attempts": 0}, "agent.max_attempts must be an integer >= 1"),
+    ({"fallback_to_full": "yes"}, "agent.fallback_to_full must be true or false"),
+    ({"llm": {"timeout": 0}}, "agent.llm.timeout must be a number of seconds > 0"),
+    ({"llm": {"max_retries": -1}}, "agent.llm.max_retries must be a int >= 0"),
+    ({"llm": {"retries": 3}}, "agent.llm must be a mapping with keys among"),
+    ({"llm": {"max_retries": 2.5}}, "agent.llm.max_retries must be a int >= 0"),
+])
+def test_agent_options_are_checked_at_load(agent, message):
+    with pytest.raises(ConfigError) as info:
+        parse_config({**TINY, "agent": agent})
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"size": "enormous"}, "enormous"),
+    ({"size": "small", "colour": "red"}, "colour"),
+    ({"size": "small", "update_mode": "telepathy"}, "update_mode"),
+    ({"size": "small", "verbal_share": 3}, "verbal_share"),
+])
+def test_env_kwargs_are_checked_at_load_by_the_env_itself(kwargs, message):
+    data = {**TINY, "envs": [{"name": "ok", "kwargs": {"size": "small"}}, {"name": "bad", "kwargs": kwargs}]}
+    with pytest.raises(ConfigError) as info:
+        parse_config(data)
+    assert "envs[1] ('bad')" in str(info.value) and message in str(info.value)
+    with pytest.raises(ConfigError, match="unknown env id 'ServiceRobot-v9'"):
+        parse_config({**TINY, "envs": [{"name": "x", "id": "ServiceRobot-v9"}]})
+
+
+def test_llm_flags_are_checked_and_applied(tmp_path, capsys):
+    from servicerobot.cli import main
+
+    path = _write(tmp_path, json.dumps(TINY))
+    assert main(["run", str(path), "--out", str(tmp_path / "r.jsonl"), "--llm-timeout", "0"]) == 2
+    assert "agent.llm.timeout must be a number of seconds > 0" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ one writer
+def test_a_second_writer_gets_a_clear_error_and_the_file_is_untouched(tmp_path):
+    out = tmp_path / "r.jsonl"
+    run_grid(parse_config({**TINY, "seeds": [0]}), out, backend="serial")
+    before = out.read_bytes()
+    with _results_lock(out), pytest.raises(ResultsError, match="being written by another `servicerobot run`.*--out"):
+        run_grid(parse_config(TINY), out, backend="serial")  # another run holds the file
+    assert out.read_bytes() == before
+    assert run_grid(parse_config(TINY), out, backend="serial")["ran"] == 1  # free again
+
+
+# ------------------------------------------------------------------ signals
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _start_run(tmp_path: Path, seeds: int = 24) -> tuple[subprocess.Popen, Path, list]:
+    config = _write(tmp_path, json.dumps({**TINY, "seeds": list(range(seeds))}))
+    out = tmp_path / "r.jsonl"
+    cmd = [sys.executable, "-m", "servicerobot.cli", "run", str(config), "--out", str(out), "--workers", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and (not out.exists() or not out.read_text().strip()):
+        time.sleep(0.05)
+    assert out.read_text().strip(), "no episode finished in 120 s"
+    return proc, out, cmd
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGKILL, -9)])
+def test_a_signal_leaves_no_worker_alive_and_loses_no_record(tmp_path, sig, code):
+    proc, out, cmd = _start_run(tmp_path)
+    family = _descendants(proc.pid)
+    assert len(family) >= 2  # the pool's workers (and multiprocessing's resource tracker)
+    os.kill(proc.pid, sig)  # the main process only, as `kill PID` does
+    try:
+        assert proc.wait(timeout=10) == code
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL) if _alive(proc.pid) else None
+    deadline = time.time() + 5
+    while time.time() < deadline and any(_alive(p) for p in family):
+        time.sleep(0.05)
+    survivors = [p for p in family if _alive(p)]
+    for p in survivors:  # do not leave them behind even when the test fails
+        os.kill(p, signal.SIGKILL)
+    assert survivors == [], f"alive 5 s after {sig.name}: {survivors}"
+    if sig != signal.SIGKILL:
+        assert "run the same command again to resume" in proc.stderr.read().decode()
+    kept = [json.loads(line) for line in out.read_text().splitlines()]  # every line whole
+    assert 1 <= len(kept) < 24 and len({r["key"] for r in kept}) == len(kept)
+    if sig == signal.SIGTERM:
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+        keys = [json.loads(line)["key"] for line in out.read_text().splitlines()]
+        assert sorted(keys) == sorted(f"tiny/small/oracle/{s}" for s in range(24))  # none lost, none twice
+
+
+# ------------------------------------------------------------------ Ray
+def test_a_dead_ray_address_fails_fast_naming_it(tmp_path):
+    pytest.importorskip("ray")
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.perf_counter()
+    with pytest.raises(ServiceRobotError, match=f"no Ray cluster answers at --ray-address '127.0.0.1:{port}'"):
+        run_grid(parse_config(TINY), tmp_path / "r.jsonl", backend="ray", ray_address=f"127.0.0.1:{port}")
+    assert time.perf_counter() - start < 30
+    assert finished_keys(tmp_path / "r.jsonl") == set()
