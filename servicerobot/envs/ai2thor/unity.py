@@ -33,6 +33,10 @@ __all__ = ["UnityThor", "make_controller"]
 _EXTRA = 'pip install "servicerobot[ai2thor]"'
 
 
+def _has_nvidia_gpu() -> bool:
+    return any(Path("/dev").glob("nvidia*"))
+
+
 def make_controller(scene: str, width: int, height: int, platform: str | None = None,
                     gpu_device: int | None = None, local_executable_path: str | None = None, **settings: Any):
     """A real `ai2thor.controller.Controller`, with errors that say what is missing and how to fix it."""
@@ -47,7 +51,7 @@ def make_controller(scene: str, width: int, height: int, platform: str | None = 
     if platform == "CloudRendering":
         from ai2thor.platform import CloudRendering
 
-        if not any(Path("/dev").glob("nvidia*")):
+        if not _has_nvidia_gpu():
             raise SceneError("controller='unity' with CloudRendering needs an NVIDIA GPU with Vulkan (no /dev/nvidia* "
                              "here): run on a GPU node, or use controller='symbolic' on CPU")
         kwargs["platform"] = CloudRendering
