@@ -2,10 +2,11 @@
 
     ../shared/habitat-sandbox/run --pip -e . -- python benchmarks/habitat_adapter.py [--quick] [--part P]
 
-adapter: over seeded generated scenes x random robot poses (half the containers opened), precision and
-  recall of the adapter's percept (semantic + depth through habitat-sim) against the symbolic ground truth:
-  "object in view" (the objects the household world shows in the robot's room: its fixtures, items on
-  them and in open ones), room facts and support facts (on / inside).
+adapter: over seeded generated scenes x robot poses (half the containers opened), precision and recall
+  of the adapter's percept (semantic + depth through habitat-sim) against the symbolic ground truth:
+  "object in view" (what the household world shows in the robot's room: its fixtures, the items on them
+  and in the open ones), room facts and support facts (on / inside). Poses: random navigable points
+  in a random room with a random heading, or the room's stand point (where `move` brings the robot).
 success: tasks completed by the oracle (symbolic and habitat) and by search-rag in "both" mode (habitat).
 speed: env steps/s (random valid-or-not actions, percept every step) and render() frames/s.
 """
@@ -33,10 +34,26 @@ def _ratio(hit: int, total: int) -> float | None:
     return round(hit / total, 4) if total else None
 
 
-def adapter(n_scenes: int, n_poses: int, seed: int = 0) -> dict:
-    ex = HabitatExecutor()
-    counts = {k: [0, 0, 0] for k in ("in_view", "in_view_items", "room", "support")}  # hit, predicted, truth
+def _pose(ex, room, rng, where: str):
+    """A navigable robot position in `room`: its stand point (where `move` brings the robot) or random."""
+    if where == "stand":
+        return np.asarray(ex._stand_point(room.name))
+    x0, y0, w, h = room.rect
+    for _ in range(30):
+        cand = ex.sim.pathfinder.snap_point(np.array([x0 + rng.uniform(0.4, w - 0.4), 0.0,
+                                                      -(y0 + rng.uniform(0.4, h - 0.4))]))
+        if np.all(np.isfinite(cand)) and x0 < cand[0] < x0 + w and y0 < -cand[2] < y0 + h:
+            return np.asarray(cand)
+    return None
+
+
+def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, **camera) -> dict:
+    """Adapter percepts vs the symbolic ground truth over seeded scenes x robot poses."""
+    ex = HabitatExecutor(**camera)
+    keys = ("in_view", "in_view_items", "in_view_fixtures", "room", "support")
+    counts = {k: [0, 0, 0] for k in keys}  # true positives, predicted, truth
     t0 = time.time()
+    poses = 0
     for s in range(n_scenes):
         rng = np.random.default_rng([seed, s])
         sg = generate_3dsg(rng)
@@ -51,56 +68,56 @@ def adapter(n_scenes: int, n_poses: int, seed: int = 0) -> dict:
         types = {n: e.pddl_type for n, e in scene.entities.items()}
         for _ in range(n_poses):
             room = scene.rooms[int(rng.integers(len(scene.rooms)))]
-            x0, y0, w, h = room.rect
-            point = None
-            for _ in range(30):
-                cand = ex.sim.pathfinder.snap_point(np.array([x0 + rng.uniform(0.4, w - 0.4), 0.0,
-                                                              -(y0 + rng.uniform(0.4, h - 0.4))]))
-                if np.all(np.isfinite(cand)) and x0 < cand[0] < x0 + w and y0 < -cand[2] < y0 + h:
-                    point = np.asarray(cand)
-                    break
+            point = _pose(ex, room, rng, where)
             if point is None:
                 continue
+            poses += 1
             ex.position, ex.yaw = point, float(rng.uniform(-np.pi, np.pi))
             moved = {a for a in state.atoms if a.predicate == "in-room" and a.args[0] == ROBOT}
             state.apply(frozenset({Atom("in-room", (ROBOT, room.name))}), frozenset(moved))
-            truth_view = {e for e in state.visible() if types[e] not in ("room", "robot", "person")}
-            sightings = ex.sightings()
-            seen = set()
-            for sig in sightings.values():
+            truth = {e for e in state.visible() if types[e] not in ("room", "robot", "person")}
+            seen, room_right = set(), set()
+            for sig in ex.sightings().values():
                 name = ex.name_of_sid.get(sig.semantic_id)
                 if name is None:
                     continue
                 est_room = ex.region_room.get(sig.region)
-                true_room = state.room_of(name)
+                # Room facts: every sighting's room, right or wrong, wherever it was seen.
                 counts["room"][1] += 1
-                counts["room"][0] += est_room == true_room
+                counts["room"][0] += est_room == state.room_of(name)
+                if est_room == state.room_of(name):
+                    room_right.add(name)
                 if est_room == room.name:
                     seen.add(name)
-            counts["room"][2] += len(truth_view)
-            counts["in_view"][0] += len(seen & truth_view)
-            counts["in_view"][1] += len(seen)
-            counts["in_view"][2] += len(truth_view)
-            items_seen = {e for e in seen if types[e] in ITEM_TYPES}
-            items_truth = {e for e in truth_view if types[e] in ITEM_TYPES}
-            counts["in_view_items"][0] += len(items_seen & items_truth)
-            counts["in_view_items"][1] += len(items_seen)
-            counts["in_view_items"][2] += len(items_truth)
+            counts["room"][2] += len(truth)
+            items = {e for e in seen | truth if types[e] in ITEM_TYPES}
+            for key, keep in (("in_view", seen | truth), ("in_view_items", items),
+                              ("in_view_fixtures", (seen | truth) - items)):
+                s_, t_ = seen & keep, truth & keep
+                counts[key][0] += len(s_ & t_)
+                counts[key][1] += len(s_)
+                counts[key][2] += len(t_)
+            counts.setdefault("_room_recall", [0, 0])
+            counts["_room_recall"][0] += len(truth & room_right)
+            counts["_room_recall"][1] += len(truth)
             symbolic = {"room": room.name, "entities": {ROBOT: "robot"}, "facts": [], "observed": [room.name]}
             percept = ex.percept(symbolic)
             predicted = {(f[0], f[1], f[2]) for f in percept["facts"] if f[1] in ("on", "inside")}
-            truth = {(a.args[0], a.predicate, a.args[1]) for a in state.atoms if a.predicate in ("on", "inside")}
-            counts["support"][0] += len(predicted & truth)
+            true_support = {(a.args[0], a.predicate, a.args[1]) for a in state.atoms
+                            if a.predicate in ("on", "inside") and a.args[0] in truth}
+            counts["support"][0] += len(predicted & true_support)
             counts["support"][1] += len(predicted)
-            counts["support"][2] += sum(1 for t in truth if t[0] in items_truth)
-    # Room facts: recall counts the in-view truth whose room the adapter got right among what it saw.
+            counts["support"][2] += len(true_support)
     out = {}
-    for key, (hit, pred, true) in counts.items():
-        out[key] = {"precision": _ratio(hit, pred), "recall": _ratio(min(hit, true), true),
-                    "correct": hit, "predicted": pred, "truth": true}
+    for key in keys:
+        hit, pred, true = counts[key]
+        recall_hit = counts["_room_recall"][0] if key == "room" else hit
+        out[key] = {"precision": _ratio(hit, pred), "recall": _ratio(recall_hit, true),
+                    "true_positives": hit, "predicted": pred, "truth": true}
     ex.close()
-    return {"scenes": n_scenes, "poses_per_scene": n_poses, "views_per_percept": ex.headings,
-            "camera": f"{ex.width}x{ex.height} hfov {ex.hfov}", "seconds": round(time.time() - t0, 1), **out}
+    return {"scenes": n_scenes, "poses": poses, "pose": where, "views_per_percept": ex.headings,
+            "camera": f"{ex.width}x{ex.height} hfov {ex.hfov} pitch {ex.pitch}", "min_pixels": ex.min_pixels,
+            "seconds": round(time.time() - t0, 1), **out}
 
 
 def _episodes(simulator: str, variant: str, seeds: range, n_tasks: int) -> dict:
@@ -167,7 +184,10 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:
         sys.exit("habitat_sim is not importable: run this inside ../shared/habitat-sandbox (see its README)")
     if args.part in ("adapter", "all"):
-        result["adapter"] = adapter(4 if quick else 50, 5 if quick else 20)
+        n, m = (4, 5) if quick else (50, 20)
+        result["adapter_random_poses"] = adapter(n, m, "random")
+        result["adapter_stand_points"] = adapter(n, m, "stand")
+        result["adapter_random_poses_256x192"] = adapter(n, m, "random", width=256, height=192)
     if args.part in ("success", "all"):
         n, m = (3, 2) if quick else (50, 20)
         result["oracle_symbolic"] = _episodes("symbolic", "oracle", range(n), 3)

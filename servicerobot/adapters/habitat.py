@@ -20,6 +20,7 @@ from servicerobot.scenes.gibson import Object3D, Room3D, SceneGraph3D, class_typ
 from servicerobot.scenes.gibson_classes import FIXTURE_TYPES, ITEM_TYPES, class_key
 
 __all__ = [
+    "REGION_CATEGORY",
     "SemanticIndex",
     "SemanticObject",
     "Sighting",
@@ -30,6 +31,14 @@ __all__ = [
     "scene_graph_from_semantic_scene",
 ]
 
+# Matterport3D region names (what habitat reads from .house files and HM3D/MP3D scenes) -> Gibson categories.
+REGION_CATEGORY = {
+    "hallway": "corridor", "tv": "television_room", "office": "home_office", "laundryroom/mudroom": "utility_room",
+    "utilityroom/toolroom": "utility_room", "rec/game": "playroom", "entryway/foyer/lobby": "lobby",
+    "workout/gym/exercise": "exercise_room", "junk": "storage_room", "stairs": "staircase", "other room": "room",
+    "familyroom/lounge": "living_room", "toilet": "bathroom", "library": "home_office", "spa/sauna": "bathroom",
+    "porch/terrace/deck": "porch", "dining booth": "dining_room", "meetingroom/conferenceroom": "home_office",
+}
 _SURFACES = frozenset({"surface", "shelf", "bed"})
 _RECEPTACLES = (FIXTURE_TYPES - {"light"}) | {"trashcan"}
 _LOCATION = ("on", "inside", "holding", "held-by", "discarded")
@@ -138,7 +147,7 @@ class SemanticIndex:
 def _category(node: Any) -> str:
     cat = getattr(node, "category", None)
     name = cat.name() if cat is not None else ""
-    return class_key(name) if name else "room"
+    return class_key(REGION_CATEGORY.get(name, name)) if name else "room"
 
 
 def _box_3dsg(aabb: Any) -> tuple[np.ndarray, np.ndarray]:

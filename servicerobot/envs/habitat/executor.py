@@ -67,7 +67,7 @@ class HabitatExecutor(Executor):
     name = "habitat"
 
     def __init__(self, width: int = 160, height: int = 120, render_width: int = 320, render_height: int = 240,
-                 headings: int = 4, pitch: float = -0.45, hfov: float = 90.0, min_pixels: int = 4,
+                 headings: int = 4, pitch: float = -0.45, hfov: float = 90.0, min_pixels: int = 2,
                  max_range: float = 8.0, gpu_device_id: int = -1, agent_radius: float = 0.2):
         if headings < 1:
             raise SceneError(f"headings must be >= 1, got {headings}")
@@ -263,6 +263,7 @@ class HabitatExecutor(Executor):
             return f"no navigable path from {np.round(from_habitat(self.position)[:2], 2).tolist()} to " \
                    f"{np.round(from_habitat(target)[:2], 2).tolist()}"
         points = [np.asarray(p) for p in path.points]
+        self.last_path = [from_habitat(p) for p in points]  # 3DSG coordinates, for inspection and tests
         for a, b in itertools.pairwise(points):
             if np.linalg.norm(b - a) > 1e-3:
                 self.yaw = float(np.arctan2(-(b[0] - a[0]), -(b[2] - a[2])))  # habitat faces -z at yaw 0
