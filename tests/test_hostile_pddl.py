@@ -119,13 +119,13 @@ def test_cli_help_documents_exit_codes(capsys):
 
 
 def test_cli_internal_error_exits_2(tmp_path, capsys, monkeypatch):
-    domain, a = _files(tmp_path, d=BW, a=bw("a b", INIT2, "(on a b)"))
+    domain, a, b = _files(tmp_path, d=BW, a=bw("a b", INIT2, "(on a b)"), b=bw("a b", INIT2, "(on b a)"))
 
     def boom(*args, **kwargs):
         raise RuntimeError("simulated bug")
 
     monkeypatch.setattr(eq, "normalise", boom)
-    assert main(["equiv", a, a, "--domain", domain]) == 2
+    assert main(["equiv", a, b, "--domain", domain]) == 2
     assert "internal error (RuntimeError: simulated bug)" in capsys.readouterr().err
 
 
@@ -187,3 +187,12 @@ def test_random_edits_of_a_problem_never_crash_compare(edits):
     except (PDDLError, GoalTooComplexError):
         return
     assert isinstance(verdict.equivalent, bool) and (verdict.equivalent or verdict.reason)
+
+
+def test_the_same_large_problem_is_equivalent_without_normalising(monkeypatch):
+    def no_normalise(*args, **kwargs):
+        raise AssertionError("normalise must not run for two copies of one problem")
+
+    big = tower(3000)
+    monkeypatch.setattr(eq, "normalise", no_normalise)
+    assert compare(big, big.replace("(define (problem p)", "(define (problem copy)"), BW)
