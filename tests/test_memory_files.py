@@ -179,3 +179,22 @@ def test_a_failed_save_leaves_the_previous_file_intact(tmp_path):
         kg.save(path)
     assert path.read_bytes() == before and not list(tmp_path.glob(".memory.json.*"))
     assert KnowledgeGraph.load(path, DOMAIN).facts == _memory().facts
+
+
+@pytest.mark.parametrize("mode", ["verbal", "both"])
+def test_memories_of_real_episodes_pass_the_load_checks(tmp_path, mode):
+    """The load-time domain checks accept what an agent really believes (memory after percepts and talk)."""
+    import gymnasium as gym
+
+    import servicerobot
+
+    env = gym.make("ServiceRobot-v0", size="small", update_mode=mode, n_tasks=2)
+    agent = servicerobot.ServiceAgent.from_env(env)
+    obs, _ = env.reset(seed=1)
+    for step in range(200):
+        obs, _, terminated, truncated, _ = env.step(agent.act(obs))
+        if step % 15 == 0 or terminated or truncated:
+            agent.memory.save(tmp_path / "memory.json")
+            assert KnowledgeGraph.load(tmp_path / "memory.json", agent.memory.domain).facts == agent.memory.facts
+        if terminated or truncated:
+            break
