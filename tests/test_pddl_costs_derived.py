@@ -195,3 +195,12 @@ def test_equivalence_refuses_derived_predicates_clearly():
     domain, problem = load("towers")
     with pytest.raises(UnsupportedFeatureError, match="derived predicates"):
         equivalent(problem, problem, domain)
+
+
+def test_lapkt_gets_a_cost_free_domain():
+    from servicerobot.planners.lapkt import prepare_domain
+
+    domain, problem = load("roads")
+    prepared, _ = prepare_domain(domain, problem.objects)
+    text = write_domain(prepared)
+    assert "total-cost" not in text and "road-length" not in text and parse_domain(text).actions["drive"]

@@ -180,7 +180,8 @@ def prepare_domain(domain: Domain, objects: Mapping[str, str]) -> tuple[Domain, 
     """The domain as LAPKT 0.2.1 can run it for these objects, and whether the guard fluent was added.
 
     Quantifiers and actions over types without objects are evaluated away; actions whose
-    precondition has no positive fluent atom at the top level get the guard `(servicerobot-lapkt-guard)`.
+    precondition has no positive fluent atom at the top level get the guard `(servicerobot-lapkt-guard)`;
+    action costs are dropped (the problem written for LAPKT has no cost values either).
     """
     empty = {typ for typ in domain.types.types if not domain.objects_of_type(objects, typ)}
     actions: dict[str, Action] = {}
@@ -190,8 +191,8 @@ def prepare_domain(domain: Domain, objects: Mapping[str, str]) -> tuple[Domain, 
         precondition = _simplify(action.precondition, empty)
         if precondition == FALSE:
             continue
-        actions[name] = dataclasses.replace(
-            action, precondition=precondition, effects=_simplify_effects(action.effects, empty)
+        actions[name] = dataclasses.replace(  # cost=(): LAPKT's width-based search minimises plan length
+            action, precondition=precondition, effects=_simplify_effects(action.effects, empty), cost=()
         )
     fluents = set().union(*(_effect_predicates(a.effects) for a in actions.values()))
     guarded = False
@@ -207,7 +208,7 @@ def prepare_domain(domain: Domain, objects: Mapping[str, str]) -> tuple[Domain, 
     predicates = dict(domain.predicates)
     if guarded:
         predicates[_GUARD] = Predicate(_GUARD)
-    return dataclasses.replace(domain, predicates=predicates, actions=actions), guarded
+    return dataclasses.replace(domain, predicates=predicates, actions=actions, functions={}), guarded
 
 
 def _renaming(domain: Domain, problem: Problem) -> dict[str, str]:
