@@ -145,3 +145,30 @@ def test_acceptable_goal_up_to_renaming_of_interchangeable_objects():
     assert renamed not in inst.acceptable
     assert _acceptable(twin_world, renamed, inst.acceptable)
     assert not _acceptable(twin_world, tuple(goal[1:]), inst.acceptable) or len(goal) == 1
+
+
+def test_shipped_config_and_runner_and_report(tmp_path):
+    import json
+
+    from servicerobot.experiments.config import ConfigError, load_config, parse_config
+    from servicerobot.experiments.report import write_report
+    from servicerobot.experiments.runner import run_grid
+
+    shipped = load_config("context_matters")
+    assert len(shipped.seeds) >= 150 and set(shipped.variants) == {"cm-offline", "llmp-offline", "delta-offline"}
+    env = {"name": "g", "id": "ContextMatters", "kwargs": {"generated": {"seed": 0}}}
+    config = parse_config({"name": "cmtiny", "seeds": {"start": 0, "count": 6},
+                           "variants": ["cm-offline", "llmp-offline"], "envs": [env]})
+    out = tmp_path / "r.jsonl"
+    counts = run_grid(config, out, backend="serial")
+    assert counts["ran"] == 12 and counts["errors"] == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    cm = {(r["variant"], r["seed"]): r["cm"] for r in records}
+    assert all(cm[("cm-offline", s)]["acceptable_goal"] for s in range(6))
+    assert all(cm[("llmp-offline", s)]["success"] != cm[("llmp-offline", s)]["relaxation_expected"] for s in range(6))
+    text = write_report(out, tmp_path / "report").markdown.read_text()
+    assert "## Context Matters: relaxation" in text and "| g | cm-offline | 6 | 6/6 = 1.000" in text
+    bad = {"name": "bad", "seeds": [0], "variants": ["cm-offline"],
+           "envs": [{"name": "g", "id": "ContextMatters", "kwargs": {"generated": {"seed": 0}, "colour": "red"}}]}
+    with pytest.raises(ConfigError, match="colour"):
+        parse_config(bad)

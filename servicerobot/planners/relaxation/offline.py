@@ -76,8 +76,9 @@ class OfflineInterpreter:
 
     name = "offline"
 
-    def __init__(self, shift_threshold: float = 0.62, similarity=None):
+    def __init__(self, shift_threshold: float = 0.62, similarity=None, min_affordance: float = 0.75):
         self.shift_threshold = shift_threshold
+        self.min_affordance = min_affordance
         self.similarity = similarity
         self.tools: Toolbox | None = None
 
@@ -194,7 +195,7 @@ class OfflineInterpreter:
         query = (f"{class_.replace('_', ' ')}; used to {', '.join(prof.affordances)}; made of "
                  f"{', '.join(prof.materials)}; {prof.description}") if prof else class_.replace("_", " ")
         text = np.asarray(self.similarity.matrix([query], [o.text() for o in candidates]))[0]
-        scored = sorted(((attribute_score(class_, o, float(t)), o.label) for o, t in zip(candidates, text)),
+        scored = sorted(((attribute_score(class_, o, float(t), self.min_affordance), o.label) for o, t in zip(candidates, text)),
                         key=lambda st: (-st[0], st[1]))
         return [(label, score) for score, label in scored if score >= self.shift_threshold][:k]
 
