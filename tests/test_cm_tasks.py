@@ -158,3 +158,41 @@ def test_world_puts_the_robot_at_init_loc_and_connects_every_room():
     rooms = list(world.rooms)
     assert all(Atom("connected", (a, b)) in world.init for a in rooms for b in rooms if a != b)
     assert not any(t == "person" for t in world.pddl_objects.values())
+
+
+def test_a_hand_written_instance_in_cms_own_format_runs(tmp_path):
+    """CM's files as their dataset writes them (scene JSON without boxes or materials, free-text task)."""
+    from servicerobot.experiments.cm import run_cm_episode
+    from servicerobot.experiments.config import EnvConfig, EpisodeSpec
+
+    folder = tmp_path / "dining_setup" / "Parole" / "problem_2"
+    folder.mkdir(parents=True)
+    rooms = {"1": {"id": 1, "category": "kitchen", "label": "kitchen_1", "bbox": [], "objects_in_room": [3, 4, 5]},
+             "2": {"id": 2, "category": "bedroom", "label": "bedroom_2", "bbox": [], "objects_in_room": [6, 7]}}
+    objects = {"3": {"id": 3, "class": "counter", "label": "counter_3", "parent_room": 1, "description": "",
+                     "bbox": [], "action_affordance": []},
+               "4": {"id": 4, "class": "dining_table", "label": "dining_table_4", "parent_room": 1,
+                     "description": "a wooden table", "bbox": [], "action_affordance": []},
+               "5": {"id": 5, "class": "plate", "label": "plate_5", "parent_room": 1, "description": "a plate",
+                     "bbox": [], "action_affordance": []},
+               "6": {"id": 6, "class": "nightstand", "label": "nightstand_6", "parent_room": 2, "description": "",
+                     "bbox": [], "action_affordance": []},
+               "7": {"id": 7, "class": "fork", "label": "fork_7", "parent_room": 2, "description": "a fork",
+                     "bbox": [], "action_affordance": []}}
+    (folder / "Parole.json").write_text(json.dumps({"scene_info": {"total_rooms": 2, "total_objects": 5},
+                                                    "rooms": rooms, "objects": objects}))
+    (folder / "task.txt").write_text("Set the table for one person.\n")
+    (folder / "init_loc.txt").write_text("bedroom_2\n")
+    (folder / "description.txt").write_text("one plate and one fork, no glass\n")
+    (tmp_path / "dining_setup.json").write_text(json.dumps({"problems": {"problem_2": {
+        "description": "no glass", "graph": ["Parole"], "goal": "set the table", "objects": {},
+        "relaxation_expected": True}}}))
+    [inst] = read_split(tmp_path, "dining_setup")
+    assert inst.acceptable is None and inst.world().init_loc == "bedroom_2"
+    env = EnvConfig("cm", {"dataset": str(tmp_path), "split": "dining_setup"}, "ContextMatters")
+    record = run_cm_episode(EpisodeSpec("t", "h", env, "cm-offline", 0))
+    assert record["status"] == "ok", record.get("error")
+    cm = record["cm"]
+    assert cm["success"] and cm["relaxed"] and cm["agreement"] and cm["acceptable_goal"] is None
+    assert sorted(cm["final_goal"]) == ["(on fork_7 dining_table_4)", "(on plate_5 dining_table_4)"]
+    assert cm["world_success"] and "glass" in cm["statement"]

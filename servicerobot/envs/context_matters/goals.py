@@ -134,7 +134,7 @@ def render_task(domain: str, room: str, n: int = 1, class_: str | None = None, t
 _ROOM = r"(?: in the (?P<room>[a-z ]+?))?"
 _N = r"(?P<n>\d+|" + "|".join(_NUMBERS) + r")"
 _PATTERNS = {
-    "dining_setup": re.compile(rf"^set the table{_ROOM} for {_N} (?:people|persons)$"),
+    "dining_setup": re.compile(rf"^set the table{_ROOM} for {_N} (?:people|persons|person)$"),
     "house_cleaning": re.compile(r"^clean the (?P<room>[a-z ]+?): throw away the trash and wash the dirty dishes$"),
     "office_setup": re.compile(rf"^set up the office{_ROOM}: put the laptop on the desk, {_N} books on the "
                                r"bookshelf and the pen in the chest of drawers$"),
