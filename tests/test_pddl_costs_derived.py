@@ -13,6 +13,7 @@ from servicerobot.errors import PDDLSemanticError
 from servicerobot.pddl import (
     Atom,
     Interpreter,
+    PDDLTypeError,
     UnsupportedFeatureError,
     load_domain,
     load_problem,
@@ -22,7 +23,6 @@ from servicerobot.pddl import (
     write_domain,
     write_problem,
 )
-from servicerobot.pddl._formulas import PDDLTypeError
 from servicerobot.pddl.equivalence import equivalent
 from servicerobot.planners import BuiltinPlanner, FastDownward, PlanStatus
 

@@ -1,5 +1,6 @@
 """The PDDL base layer: parse, check, write and execute PDDL domains and problems, and validate plans."""
 
+from servicerobot.pddl._formulas import PDDLTypeError
 from servicerobot.pddl.atoms import Atom, State, format_state
 from servicerobot.pddl.features import UnsupportedFeatureError
 from servicerobot.pddl.goal import Goal
@@ -11,7 +12,9 @@ from servicerobot.pddl.model import (
     AddEffect,
     And,
     AtomF,
+    CostTerm,
     DelEffect,
+    Derived,
     Domain,
     Effect,
     Equals,
@@ -19,6 +22,7 @@ from servicerobot.pddl.model import (
     Forall,
     ForallEffect,
     Formula,
+    Function,
     Imply,
     Literal,
     Not,
@@ -43,7 +47,9 @@ __all__ = [
     "And",
     "Atom",
     "AtomF",
+    "CostTerm",
     "DelEffect",
+    "Derived",
     "Domain",
     "Effect",
     "Equals",
@@ -51,6 +57,7 @@ __all__ = [
     "Forall",
     "ForallEffect",
     "Formula",
+    "Function",
     "Goal",
     "GroundAction",
     "Imply",
@@ -58,6 +65,7 @@ __all__ = [
     "Literal",
     "Not",
     "Or",
+    "PDDLTypeError",
     "Predicate",
     "Problem",
     "State",
