@@ -1,0 +1,152 @@
+"""ServiceRobot-Habitat-v0 on the host: the symbolic simulator, options, and the adapter's geometry."""
+
+import importlib.util
+import json
+from types import SimpleNamespace
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import servicerobot  # noqa: F401
+from servicerobot.adapters.habitat import (
+    SemanticIndex,
+    SemanticObject,
+    Sighting,
+    View,
+    backproject,
+    household_percept,
+    observe,
+    scene_graph_from_semantic_scene,
+)
+from servicerobot.errors import DependencyNotInstalled, SceneError
+from servicerobot.oracle import OracleAgent
+from servicerobot.pddl import Atom
+from servicerobot.scenes.gibson import generate_3dsg, save_npz
+
+
+def test_symbolic_world_runs_generated_buildings_to_completion():
+    done = total = 0
+    for seed in (0, 1):
+        env = gym.make("ServiceRobot-Habitat-v0", n_tasks=2)
+        agent = OracleAgent.from_env(env)
+        obs, info = env.reset(seed=seed)
+        assert env.observation_space.contains(obs)
+        world = env.unwrapped.world
+        assert world.scene.source_graph is not None and world.name == "gibson"
+        for _ in range(300):
+            obs, _, term, trunc, info = env.step(agent.act(obs))
+            if term or trunc:
+                break
+        done += info["tasks_completed"]
+        total += info["tasks_total"]
+    assert done == total == 4
+
+
+def test_a_scene_graph_file_is_the_building_of_every_episode(tmp_path):
+    sg = generate_3dsg(np.random.default_rng(2), n_rooms=4, name="Parole")
+    save_npz(sg, tmp_path / "3DSceneGraph_Parole.npz")
+    env = gym.make("ServiceRobot-Habitat-v0", scene_graph=str(tmp_path / "3DSceneGraph_Parole.npz"), n_tasks=1)
+    for seed in (0, 1):
+        obs, _ = env.reset(seed=seed)
+        prior = json.loads(obs["prior"])
+        assert set(prior["rooms"]) == {r.label for r in sg.rooms.values()}
+        assert env.unwrapped.world.scene.source_graph == sg
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"simulator": "unity"}, "simulator must be one of"),
+    ({"size": "large"}, "takes no size preset"),
+    ({"headings": 8}, "need simulator='habitat'"),
+    ({"simulator": "symbolic", "colour": 1}, r"unknown option\(s\) \['colour'\]"),
+    ({"scene_graph": "missing.npz"}, "no such scene-graph file"),
+])
+def test_bad_options_say_what_is_wrong(kwargs, message):
+    with pytest.raises(SceneError, match=message):
+        gym.make("ServiceRobot-Habitat-v0", **kwargs)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("habitat_sim") is not None, reason="habitat-sim is installed here")
+def test_habitat_simulator_without_habitat_sim_names_what_to_install():
+    with pytest.raises(DependencyNotInstalled, match="conda install habitat-sim"):
+        gym.make("ServiceRobot-Habitat-v0", simulator="habitat")
+
+
+def _flat_view(depth: float, sid: int, box: tuple[slice, slice]) -> View:
+    """A camera at habitat (0, 1.5, 0) looking along -z (3DSG +y), seeing `sid` in `box` at `depth` metres."""
+    sem = np.zeros((60, 80), dtype=np.uint32)
+    sem[box] = sid
+    return View(sem, np.full((60, 80), depth, dtype=np.float32), np.array([0.0, 1.5, 0.0]), np.eye(3), 90.0)
+
+
+def test_backprojection_puts_pixels_where_the_depth_says():
+    view = _flat_view(2.0, 1, (slice(0, 60), slice(0, 80)))
+    pts = backproject(view)
+    assert np.allclose(pts[..., 1], 2.0)  # 3DSG y = -habitat z = depth
+    centre = pts[29:31, 39:41].mean(axis=(0, 1))
+    assert np.allclose(centre, [0.0, 2.0, 1.5], atol=0.03)
+    # hfov 90: the image's left edge is as far left as it is deep
+    assert np.isclose(pts[30, 0, 0], -2.0 + 0.5 * 2.0 / 40, atol=1e-9)  # pixel centres
+
+
+def _index() -> SemanticIndex:
+    table = SemanticObject(1, "dining_table", 0, np.array([0.0, 2.0, 0.375]), np.array([1.4, 0.9, 0.75]))
+    cup = SemanticObject(2, "cup", 0, np.array([5.0, 5.0, 0.05]), np.array([0.1, 0.1, 0.1]))  # its first place
+    region = ("kitchen", np.array([-3.0, -1.0, 0.0]), np.array([3.0, 4.0, 3.0]))
+    return SemanticIndex({1: table, 2: cup}, [region], movable=frozenset({2}))
+
+
+def test_observe_places_a_moved_item_on_the_receptacle_under_it():
+    # The cup's pixels sit at depth 2 just above the table top (1.5 m camera, rows below the centre).
+    index = _index()
+    view = _flat_view(2.0, 2, (slice(46, 49), slice(38, 42)))
+    top = backproject(view)[46:49, 38:42, 2].max()
+    view = View(view.semantic, view.depth, view.position + np.array([0.0, 0.85 - top, 0.0]), view.rotation)
+    sightings = observe([view], index, min_pixels=4)
+    cup = sightings[2]
+    assert cup.pixels == 12 and cup.region == 0
+    assert abs(cup.bottom - 0.75) < 0.02 and cup.support == ("on", 1)
+    assert observe([view], index, min_pixels=13) == {}  # too few pixels: not in view
+    assert observe([view], index, max_range=1.5) == {}  # too far
+
+
+def test_household_percept_reports_sightings_in_the_robots_room():
+    sightings = {
+        1: Sighting(1, 400, 2.0, np.array([0.0, 2.0, 0.375]), 0.0, 0.75, 0, None),
+        2: Sighting(2, 12, 2.0, np.array([0.1, 2.0, 0.8]), 0.75, 0.85, 0, ("on", 1)),
+        3: Sighting(3, 30, 5.0, np.array([9.0, 9.0, 0.8]), 0.75, 0.85, 1, None),  # seen in the next room
+    }
+    names = {1: "table_1", 2: "cup_2", 3: "book_3"}
+    types = {"kitchen_1": "room", "hall_2": "room", "table_1": "surface", "cup_2": "dish", "book_3": "book",
+             "robot": "robot", "ana": "person"}
+    facts = frozenset({Atom("on", ("cup_2", "table_1")), Atom("dirty", ("cup_2",)), Atom("in-room", ("table_1",
+                      "kitchen_1")), Atom("in-room", ("ana", "kitchen_1")), Atom("on", ("book_3", "table_1"))})
+    symbolic = {"room": "kitchen_1", "entities": {"kitchen_1": "room", "robot": "robot", "ana": "person"},
+                "facts": [["ana", "in-room", "kitchen_1"], ["kitchen_1", "connected", "hall_2"]],
+                "observed": ["kitchen_1", "robot", "ana"]}
+    p = household_percept(sightings, names, {0: "kitchen_1", 1: "hall_2"}, symbolic, facts, types, ["table_1"])
+    assert set(p["entities"]) == {"kitchen_1", "robot", "ana", "table_1", "cup_2"}
+    assert ["cup_2", "on", "table_1"] in p["facts"] and ["cup_2", "dirty", True] in p["facts"]
+    assert ["kitchen_1", "connected", "hall_2"] in p["facts"] and ["ana", "in-room", "kitchen_1"] in p["facts"]
+    assert "table_1" in p["observed"] and not any(f[0] == "book_3" for f in p["facts"])
+
+
+def test_any_habitat_semantic_scene_becomes_a_scene_graph():
+    def box(centre, sizes):
+        return SimpleNamespace(center=np.array(centre, dtype=float), sizes=np.array(sizes, dtype=float))
+
+    def cat(name):
+        return SimpleNamespace(name=lambda: name)
+
+    # habitat frame (y up): a kitchen 4 x 3 m around (2, -, -1.5), a table in it, and an unplaced wall.
+    kitchen = SimpleNamespace(id="0_0", category=cat("kitchen"), aabb=box([2, 1.5, -1.5], [4, 3, 3]))
+    hall = SimpleNamespace(id="0_1", category=cat("hallway"), aabb=box([6, 1.5, -1.5], [4, 3, 3]))
+    table = SimpleNamespace(id="0_0_7", category=cat("table"), region=kitchen, aabb=box([1, 0.4, -1], [1.2, 0.8, 0.6]))
+    lamp = SimpleNamespace(id="_9", category=cat("lamp"), region=None, aabb=box([7, 0.7, -2], [0.3, 1.4, 0.3]))
+    wall = SimpleNamespace(id="_4", category=cat("wall"), region=None, aabb=box([4, 1.5, -1.5], [8, 3, 3]))
+    ss = SimpleNamespace(regions=[kitchen, hall], objects=[table, lamp, wall, None])
+    sg = scene_graph_from_semantic_scene(ss, "mine")
+    assert [(r.id, r.category) for r in sg.rooms.values()] == [(1, "kitchen"), (2, "corridor")]
+    assert np.allclose(sg.rooms[1].location, (2, 1.5, 1.5)) and np.allclose(sg.rooms[1].size, (4, 3, 3))
+    assert sorted((o.label, o.parent_room) for o in sg.objects.values()) == [("lamp_9", 2), ("table_7", 1)]
+    assert np.allclose(sg.objects[7].location, (1, 1, 0.4)) and np.allclose(sg.objects[7].size, (1.2, 0.6, 0.8))
