@@ -126,12 +126,35 @@ def _faucet_record(sink: str, faucet_id: str, scene: ThorScene, state: Household
 
 
 def scene_metadata(scene: ThorScene, state: HouseholdState, agent: dict, visible: set[str], last_action: str,
-                   success: bool, error: str, width: int, height: int) -> dict:
-    """The full `event.metadata` of the symbolic executor: every object, the agent, the last action."""
+                   success: bool, error: str, width: int, height: int, only_visible: bool = False,
+                   cache: dict | None = None) -> dict:
+    """The `event.metadata` of the symbolic executor: the objects, the agent, the last action.
+
+    `only_visible` keeps the objects in view (what a percept reads); `cache` reuses the record of an
+    object whose facts, visibility and (for held objects) agent position did not change.
+    """
     ax, az = agent["position"]["x"], agent["position"]["z"]
     agent_pos = (ax, AGENT_HEIGHT, az)
-    objects = [object_record(n, scene, state, n in visible, agent_pos) for n in scene.thor]
-    objects += [_faucet_record(s, f, scene, state, s in visible, agent_pos) for s, f in scene.faucets.items()]
+    cache = {} if cache is None else cache
+    discarded = frozenset(a for a in state.atoms if a.predicate == "discarded")
+    objects = []
+    for n in scene.thor:
+        seen = n in visible
+        if only_visible and not seen:
+            continue
+        facts = frozenset(state.by_arg[n])
+        held = scene.entities[n].pos is None and any(a.predicate == "holding" for a in facts)
+        key = (facts, seen, agent_pos if held else None,
+               discarded if scene.entities[n].pddl_type == "trashcan" else None)
+        hit = cache.get(n)
+        if hit is None or hit[0] != key:
+            hit = cache[n] = (key, object_record(n, scene, state, seen, agent_pos))
+        record = hit[1]
+        pos = record["position"]
+        record["distance"] = float(((pos["x"] - ax) ** 2 + (pos["z"] - az) ** 2) ** 0.5)
+        objects.append(record)
+    objects += [_faucet_record(s, f, scene, state, s in visible, agent_pos) for s, f in scene.faucets.items()
+                if not only_visible or s in visible]
     held = state.held_by(ROBOT)
     inventory = [{"objectId": scene.thor[i].object_id, "objectType": scene.thor[i].object_type}
                  for i in held if i in scene.thor]

@@ -76,6 +76,7 @@ class SymbolicThor(Executor):
         self.agent = self._agent(x, z, 0.0, 0.0)
         self._last = ("Initialize", True, "")
         self._cache: tuple[Any, dict] | None = None
+        self._records: dict[str, tuple] = {}
 
     def execute(self, action: Any, add: frozenset[Atom], delete: frozenset[Atom]) -> str:
         if action.name in NOT_IN_THOR:
@@ -107,20 +108,21 @@ class SymbolicThor(Executor):
         self._cache = None
 
     # ------------------------------------------------------------------ observations
-    def metadata(self) -> dict:
-        """The current `event.metadata`, in THOR's schema."""
-        key = (self.state.version, self._last, self.agent["position"]["x"], self.agent["position"]["z"])
+    def metadata(self, only_visible: bool = False) -> dict:
+        """The current `event.metadata` in THOR's schema (`only_visible`: the objects in view only)."""
+        key = (self.state.version, self._last, self.agent["position"]["x"], self.agent["position"]["z"],
+               only_visible)
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
         visible = set(self.state.visible())
         action, success, error = self._last
         meta = scene_metadata(self.scene, self.state, self.agent, visible, action, success, error,
-                              self.width, self.height)
+                              self.width, self.height, only_visible, self._records)
         self._cache = (key, meta)
         return meta
 
     def percept(self, symbolic: dict) -> dict:
-        thor = percept_from_metadata(self.metadata(), self.naming)
+        thor = percept_from_metadata(self.metadata(only_visible=True), self.naming)
         return merge_percept(symbolic, thor, self.naming)
 
     def render_frame(self, overlay: dict, width: int, height: int) -> np.ndarray:
