@@ -232,6 +232,8 @@ def test_missing_package_gpu_or_build_say_how_to_fix(monkeypatch, tmp_path):
     monkeypatch.setattr(unity, "_has_nvidia_gpu", lambda: False)
     with pytest.raises(SceneError, match="needs an NVIDIA GPU"):
         unity.make_controller("FloorPlan1", 300, 300, platform="CloudRendering")
+    with pytest.raises(SceneError, match="unknown THOR platform 'Windows95'"):
+        unity.make_controller("FloorPlan1", 300, 300, platform="Windows95")
     monkeypatch.setattr(unity, "_has_nvidia_gpu", lambda: True)
     with pytest.raises(SceneError, match="pre-stage the THOR"):
         unity.make_controller("FloorPlan1", 300, 300, platform="CloudRendering",

@@ -63,6 +63,8 @@ class ThorRenderer:
             outline = (200, 40, 40) if ("closed", name) in flags else (60, 60, 60)
             box = [u - w * self.scale / 2, v - d * self.scale / 2, u + w * self.scale / 2, v + d * self.scale / 2]
             draw.rectangle(box, fill=fill, outline=outline, width=1 if obj.synthesized else 2)
+            if box[2] - box[0] >= 24:
+                draw.text((box[0] + 2, box[3] - 11), e.noun.split()[-1][:5], fill=(40, 40, 40), font=self.font)
             if ("faucet-on", name) in flags:
                 draw.ellipse([box[2] - 5, box[1] - 5, box[2] + 1, box[1] + 1], fill=(30, 120, 255))
             if ("made", name) in flags:

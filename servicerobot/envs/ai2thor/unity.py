@@ -48,13 +48,17 @@ def make_controller(scene: str, width: int, height: int, platform: str | None = 
                                   visibilityDistance=1.5, renderInstanceSegmentation=False, **settings)
     if platform is None and not os.environ.get("DISPLAY"):
         platform = "CloudRendering"
-    if platform == "CloudRendering":
-        from ai2thor.platform import CloudRendering
+    if platform is not None:
+        import ai2thor.platform as platforms
 
-        if not _has_nvidia_gpu():
+        cls = getattr(platforms, platform, None) if isinstance(platform, str) else platform
+        if cls is None:
+            raise SceneError(f"unknown THOR platform {platform!r}; use 'CloudRendering' (headless GPU node) "
+                             "or 'Linux64' (with an X display)")
+        if getattr(cls, "__name__", "") == "CloudRendering" and not _has_nvidia_gpu():
             raise SceneError("controller='unity' with CloudRendering needs an NVIDIA GPU with Vulkan (no /dev/nvidia* "
                              "here): run on a GPU node, or use controller='symbolic' on CPU")
-        kwargs["platform"] = CloudRendering
+        kwargs["platform"] = cls
     if gpu_device is not None:
         kwargs["gpu_device"] = int(gpu_device)
     if local_executable_path is not None:
