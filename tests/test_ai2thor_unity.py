@@ -14,6 +14,7 @@ import pytest
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("alfworld") is None,
                                 reason='iTHOR layouts need alfworld: pip install --no-deps "alfworld>=0.4.2"')
 
+from servicerobot.adapters.ai2thor import fact_set, percept_from_metadata
 from servicerobot.envs import ServiceRobotEnv
 from servicerobot.envs.ai2thor import (
     make_ai2thor_world,
@@ -131,6 +132,10 @@ def test_reset_spawns_matches_and_places_objects_in_the_replay(replay_world):
                                                           "GetSpawnCoordinatesAboveReceptacle", "PlaceObjectAtPoint",
                                                           "ToggleObjectOn", "ToggleObjectOff", "EnableObject"}
     assert '"robot"' in obs["percept"]
+    # THOR's answers are read through the shared adapter under the episode's entity names.
+    facts = fact_set(percept_from_metadata(replay.last_event.metadata, ex.naming, lambda o: True)["facts"])
+    lettuce = next(n for n, oid in ex.ids.items() if oid == "Lettuce|+00.88|+01.63|+01.21")
+    assert {(fridge, "chills", True), (lettuce, "cold", True), (lettuce, "inside", fridge)} <= facts
 
 
 @needs_fixture
