@@ -8,7 +8,7 @@ adapter: over seeded generated scenes x robot poses (half the containers opened)
   and in the open ones), room facts and support facts (on / inside). Poses: random navigable points
   in a random room with a random heading, or the room's stand point (where `move` brings the robot).
 success: tasks completed by the oracle (symbolic and habitat) and by search-rag in "both" mode (habitat).
-speed: env steps/s (random valid-or-not actions, percept every step) and render() frames/s.
+speed: env steps/s (alternating moves to random rooms and waits), render() frames/s, look-arounds/s.
 """
 
 from __future__ import annotations
@@ -165,9 +165,16 @@ def speed(n_steps: int) -> dict:
     for _ in range(n_steps):
         frame = env.render()
     render_s = time.time() - t0
+    executor = world.executor
+    t0 = time.time()
+    for _ in range(n_steps // 4):
+        executor.sightings()
+    look_s = time.time() - t0
     env.close()
     return {"steps": n_steps, "steps_per_s": round(n_steps / step_s, 1), "render_fps": round(n_steps / render_s, 1),
-            "frame": list(frame.shape)}
+            "frame": list(frame.shape), "look_arounds_per_s": round((n_steps // 4) / look_s, 1),
+            "look_around": f"{executor.headings} semantic+depth views at {executor.width}x{executor.height}",
+            "note": "every other step is a move (geodesic walk + a new look-around percept), the rest (wait)"}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -193,6 +200,7 @@ def main(argv: list[str] | None = None) -> None:
         result["oracle_symbolic"] = _episodes("symbolic", "oracle", range(n), 3)
         result["oracle_habitat"] = _episodes("habitat", "oracle", range(n), 3)
         result["search_rag_habitat"] = _episodes("habitat", "search-rag", range(m), 3)
+        result["search_rag_symbolic"] = _episodes("symbolic", "search-rag", range(m), 3)
         result["oracle_habitat_same_seeds"] = {
             "success": _ratio(sum(result["oracle_habitat"]["completed_per_seed"][:m]), 3 * m)}
     if args.part in ("speed", "all"):

@@ -173,6 +173,12 @@ def test_generator_is_deterministic_and_realistic():
             if CLASS_TO_TYPE.get(class_key(obj.class_)) in ITEM_TYPES:
                 assert support_of(sg, obj) is not None, obj
         assert len(adjacent_rooms(sg)) >= len(sg.rooms) - 1
+        # Furniture never overlaps (corners included).
+        for room in sg.rooms.values():
+            furniture = [o for o in sg.objects_in(room.id) if CLASS_TO_TYPE.get(class_key(o.class_)) not in ITEM_TYPES]
+            for i, a in enumerate(furniture):
+                for b in furniture[i + 1:]:
+                    assert any(abs(a.location[k] - b.location[k]) * 2 >= a.size[k] + b.size[k] for k in (0, 1)), (a, b)
 
 
 def test_every_class_is_mapped_or_excluded_with_a_known_type():
@@ -227,3 +233,15 @@ def test_source_loads_files_and_rejects_bad_arguments(tmp_path):
         generate_3dsg(np.random.default_rng(0), n_rooms=1)
     with pytest.raises(SceneError, match="no such scene-graph file"):
         GibsonScenes(tmp_path / "missing.npz")
+
+
+def test_support_prefers_inside_then_the_closest_top():
+    sg = SceneGraph3D("t", {1: Room3D(1, "living_room", location=(2.5, 2.5, 1.5), size=(5, 5, 3))})
+    sg.objects[1] = Object3D(1, "coffee_table", parent_room=1, location=(1, 1, 0.225), size=(1, 1, 0.45))
+    sg.objects[2] = Object3D(2, "tv_stand", parent_room=1, location=(1, 1, 0.25), size=(0.6, 0.6, 0.5))
+    sg.objects[3] = Object3D(3, "vase", parent_room=1, location=(1, 1, 0.64), size=(0.1, 0.1, 0.28))
+    sg.objects[4] = Object3D(4, "cabinet", parent_room=1, location=(4, 4, 0.45), size=(1, 0.5, 0.9))
+    sg.objects[5] = Object3D(5, "cup", parent_room=1, location=(4, 4, 0.13), size=(0.1, 0.1, 0.1))
+    assert support_of(sg, sg.objects[3]) == ("on", 2)  # 2 cm above the coffee table's top, on the stand's
+    assert support_of(sg, sg.objects[5]) == ("inside", 4)
+    assert support_of(sg, sg.objects[4]) is None

@@ -110,6 +110,15 @@ def test_observe_places_a_moved_item_on_the_receptacle_under_it():
     assert observe([view], index, max_range=1.5) == {}  # too far
 
 
+def test_support_picks_the_receptacle_whose_top_the_item_rests_on():
+    low = SemanticObject(1, "coffee_table", 0, np.array([0.0, 2.0, 0.225]), np.array([1.0, 1.0, 0.45]))
+    high = SemanticObject(2, "tv_stand", 0, np.array([0.0, 2.0, 0.25]), np.array([0.6, 0.6, 0.5]))
+    index = SemanticIndex({1: low, 2: high}, [])
+    assert index.support(np.array([0.0, 2.0, 0.6]), 0.5, 0.7) == ("on", 2)
+    assert index.support(np.array([0.0, 2.0, 0.6]), 0.45, 0.65) == ("on", 1)
+    assert index.support(np.array([3.0, 2.0, 0.6]), 0.5, 0.7) is None
+
+
 def test_household_percept_reports_sightings_in_the_robots_room():
     sightings = {
         1: Sighting(1, 400, 2.0, np.array([0.0, 2.0, 0.375]), 0.0, 0.75, 0, None),

@@ -124,24 +124,24 @@ class SemanticIndex:
                     best = (area, k)
         return None if best is None else best[1]
 
-    def support(self, centre: np.ndarray, bottom: float, top: float, margin: float = 0.06
+    def support(self, centre: np.ndarray, bottom: float, top: float, margin: float = 0.05
                 ) -> tuple[str, int] | None:
-        """("inside" | "on", semantic id) of the receptacle a box rests in or on; the smallest wins."""
+        """("inside" | "on", semantic id) of the receptacle a box rests in (smallest wins) or on (the
+        closest top wins); inside beats on."""
         best = None
         for r in self._receptacles:
             lo, hi = r.lo, r.hi
             if not (lo[0] - margin <= centre[0] <= hi[0] + margin and lo[1] - margin <= centre[1] <= hi[1] + margin):
                 continue
             if lo[2] - margin <= bottom and top <= hi[2] + margin:
-                cand = ("inside", r)
+                cand = (0, float(np.prod(r.size)), "inside", r.semantic_id)
             elif abs(bottom - hi[2]) <= margin:
-                cand = ("on", r)
+                cand = (1, abs(bottom - float(hi[2])), "on", r.semantic_id)
             else:
                 continue
-            volume = float(np.prod(r.size))
-            if best is None or volume < best[0]:
-                best = (volume, cand[0], r.semantic_id)
-        return None if best is None else (best[1], best[2])
+            if best is None or cand[:2] < best[:2]:
+                best = cand
+        return None if best is None else (best[2], best[3])
 
 
 def _category(node: Any) -> str:

@@ -192,27 +192,28 @@ class SceneGraph3D:
 def support_of(sg: SceneGraph3D, obj: Object3D, tolerance: float = 0.06) -> tuple[str, int] | None:
     """What holds `obj`, from the boxes of the objects of its room: ("inside" | "on", id) or None.
 
-    Inside: the object's centre lies within the other box. On: its footprint centre lies over the other's
-    footprint and its bottom is within `tolerance` of the other's top. The smallest such box wins.
+    Inside: the object's centre lies within the other (larger) box; the smallest such box wins. On: its
+    footprint centre lies over the other's footprint and its bottom is within `tolerance` of the other's
+    top; the closest top wins. Inside beats on.
     """
     lo, hi = obj.box
     centre = (lo + hi) / 2
-    best: tuple[float, str, int] | None = None
+    best: tuple[int, float, str, int] | None = None
     for other in sg.objects_in(obj.parent_room):
         if other.id == obj.id:
             continue
         olo, ohi = other.box
         volume = float(np.prod(ohi - olo))
         if np.all(centre > olo - 1e-6) and np.all(centre < ohi + 1e-6) and volume > float(np.prod(hi - lo)):
-            cand = (volume, "inside", other.id)
+            cand = (0, volume, "inside", other.id)
         elif (np.all(centre[:2] >= olo[:2] - 1e-6) and np.all(centre[:2] <= ohi[:2] + 1e-6)
               and abs(lo[2] - ohi[2]) <= tolerance):
-            cand = (volume, "on", other.id)
+            cand = (1, abs(float(lo[2] - ohi[2])), "on", other.id)
         else:
             continue
-        if best is None or cand[0] < best[0]:
+        if best is None or cand[:2] < best[:2]:
             best = cand
-    return None if best is None else (best[1], best[2])
+    return None if best is None else (best[2], best[3])
 
 
 def adjacent_rooms(sg: SceneGraph3D, gap: float = 0.3, overlap: float = 1.0) -> list[tuple[int, int]]:
@@ -263,23 +264,35 @@ def _against_wall(room: Room3D, wall: int, start: float, width: float, depth: fl
 
 def _place_furniture(room: Room3D, classes: list[str], rng: np.random.Generator,
                      first_id: int) -> list[Object3D]:
+    """Furniture along the walls, clear of the doorways and of each other (corners included)."""
     slots = _wall_slots(room)
     order = rng.permutation(len(slots))
-    placed = []
+    placed: list[Object3D] = []
+
+    def clear(x: float, y: float, size: Vec3) -> bool:
+        return all(abs(x - o.location[0]) * 2 >= size[0] + o.size[0] + 0.1
+                   or abs(y - o.location[1]) * 2 >= size[1] + o.size[1] + 0.1 for o in placed)
+
     for class_ in classes:
         info = GENERATED_CLASSES[class_]
         width, depth = max(info.size[:2]), min(info.size[:2])
+        done = False
         for k in order:
             wall, start, end = slots[k]
-            if end - start >= width:
+            while not done and end - start >= width:
                 x, y, along_y = _against_wall(room, wall, start, width, depth)
-                slots[k][1] = start + width + 0.05
                 size = (depth, width, info.size[2]) if along_y else (width, depth, info.size[2])
+                if not clear(x, y, size):
+                    start += 0.2
+                    continue
+                slots[k][1] = start + width + 0.05
                 material = (info.materials[int(rng.integers(len(info.materials)))],)
                 noun = class_.replace("_", " ")
                 placed.append(Object3D(first_id + len(placed), class_, "", room.id,
                                        (round(x, 3), round(y, 3), round(info.size[2] / 2, 3)), size,
                                        info.affordance, material, f"a {material[0]} {noun}"))
+                done = True
+            if done:
                 break
     return placed
 
