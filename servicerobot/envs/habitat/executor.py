@@ -8,6 +8,7 @@ robot camera's RGB image. habitat_sim is imported only here, on first use.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
@@ -343,9 +344,16 @@ class HabitatExecutor(Executor):
             rgb = np.asarray(Image.fromarray(rgb).resize((width, height)))
         return np.ascontiguousarray(rgb, dtype=np.uint8)
 
+    def __del__(self) -> None:
+        # An env dropped without close(): close the simulator explicitly, or habitat-sim 0.2.2 aborts the
+        # process when the next one starts ("GL::Context::current(): no current context").
+        with contextlib.suppress(Exception):  # at interpreter shutdown modules may be gone
+            self.close()
+
     def close(self) -> None:
-        if self.sim is not None:
+        if getattr(self, "sim", None) is not None:
             self.sim.close()
             self.sim = None
-        if os.path.isdir(self._workdir):
-            shutil.rmtree(self._workdir, ignore_errors=True)
+        workdir = getattr(self, "_workdir", None)
+        if workdir is not None and os.path.isdir(workdir):
+            shutil.rmtree(workdir, ignore_errors=True)
