@@ -126,6 +126,10 @@ def test_reset_spawns_matches_and_places_objects_in_the_replay(replay_world):
     assert placed and all(kw["position"] == SPAWN[0] for a, kw in replay.calls if a == "PlaceObjectAtPoint")
     assert len(placed) == len(set(placed))
     assert ("CloseObject", {"objectId": ex.ids[fridge], "forceAction": True}) in replay.calls
+    light = _of(world, "LightSwitch")
+    lit = Atom("light-on", (light,)) in world.scene.init
+    # THOR starts with the light on: an episode that starts in the dark switches it off.
+    assert (("ToggleObjectOff", {"objectId": ex.ids[light], "forceAction": True}) in replay.calls) == (not lit)
     # The agent starts at its room's spot; the first task's setup events (people) are mirrored after.
     start = [a for a, _ in replay.calls].index("Teleport")
     assert {a for a, _ in replay.calls[start + 1:]} <= {"BreakObject", "DirtyObject", "CleanObject",

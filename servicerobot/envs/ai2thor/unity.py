@@ -143,6 +143,7 @@ class UnityThor(Executor):
                 self.naming.faucet_sink[self.faucet[sink]] = sink
         self.state = HouseholdState(scene, frozenset())
         self._mirror(facts)
+        self._absent_states(facts)
         x, z = region_spot(scene, self.state.robot_room())
         self._teleport(x, z, 0.0, 0.0)
 
@@ -230,6 +231,19 @@ class UnityThor(Executor):
                 continue
         self.state.apply(add, delete)
 
+    def _absent_states(self, facts: frozenset[Atom]) -> None:
+        """THOR's defaults differ from an episode's start: open what is open, switch off what is off."""
+        for name, entity in self.scene.entities.items():
+            if name not in self.ids or entity.pos is None:
+                continue
+            kind, object_id = entity.pddl_type, self.ids[name]
+            if kind in ("openable", "fridge") and Atom("closed", (name,)) not in facts:
+                self._step("OpenObject", objectId=object_id, forceAction=True)
+            elif kind == "light" and Atom("light-on", (name,)) not in facts:
+                self._step("ToggleObjectOff", objectId=object_id, forceAction=True)
+            elif kind == "bed" and Atom("made", (name,)) not in facts:
+                self._step("DirtyObject", objectId=object_id, forceAction=True)
+
     def _mirror_atom(self, atom: Atom, added: bool) -> None:
         p, args = atom.predicate, atom.args
         if p in ("on", "inside") and added:
@@ -262,20 +276,24 @@ class UnityThor(Executor):
             self._step("BreakObject", objectId=self._id(args[0]), forceAction=True)
 
     # ------------------------------------------------------------------ observations
-    def _in_view(self, obj) -> bool:
-        """In the robot's region (THOR's own `visible` reaches 1.5 m; the household percept is room-wide)."""
-        pos = obj.get("position") or {}
-        pts = self.scene.reachable
-        i = int(np.argmin((pts[:, 0] - float(pos.get("x", 0.0))) ** 2 + (pts[:, 1] - float(pos.get("z", 0.0))) ** 2))
-        room = self.scene.room_names[int(self.scene.point_region[i])]
-        if room != self.state.robot_room() and not obj.get("isPickedUp"):
-            return False
-        parents = obj.get("parentReceptacles") or []
+    def _view(self) -> Callable[[Any], bool]:
+        """In the robot's region and not inside something closed (THOR's own `visible` reaches 1.5 m; the
+        household percept is room-wide)."""
         live = {str(o["objectId"]): o for o in metadata_objects(self.event.metadata)}
-        return not any(live.get(str(q), {}).get("openable") and not live[str(q)].get("isOpen") for q in parents)
+        here, pts = self.state.robot_room(), self.scene.reachable
+
+        def in_view(obj) -> bool:
+            pos = obj.get("position") or {}
+            i = int(np.argmin((pts[:, 0] - float(pos.get("x", 0.0))) ** 2 + (pts[:, 1] - float(pos.get("z", 0.0))) ** 2))
+            if self.scene.room_names[int(self.scene.point_region[i])] != here and not obj.get("isPickedUp"):
+                return False
+            parents = obj.get("parentReceptacles") or []
+            return not any(live.get(str(q), {}).get("openable") and not live[str(q)].get("isOpen") for q in parents)
+
+        return in_view
 
     def percept(self, symbolic: dict) -> dict:
-        thor = percept_from_metadata(self.event.metadata, self.naming, self._in_view)
+        thor = percept_from_metadata(self.event.metadata, self.naming, self._view())
         return merge_percept(symbolic, thor, self.naming)
 
     def render_frame(self, overlay: dict, width: int, height: int) -> np.ndarray | None:
