@@ -246,7 +246,8 @@ def _fill(sg, requirements, kind: str, subject: str, task_room: int, rng: np.ran
                 slot.primary.append(_add(sg, cls, task_room, rng, dirty=dirty))
             # Not in the goal: the same kind of thing clean, or in another room.
             cls = pool[int(rng.integers(len(pool)))]
-            _add(sg, cls, task_room, rng, dirty=False) if dirty else None
+            if dirty:
+                _add(sg, cls, task_room, rng, dirty=False)
             others = [r for r in rooms if sg.rooms[r].category != sg.rooms[task_room].category]
             if others:
                 _add(sg, cls, others[int(rng.integers(len(others)))], rng, dirty=dirty)
