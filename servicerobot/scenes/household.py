@@ -7,6 +7,7 @@ the `numpy.random.Generator` passed in, so one seed gives one house, byte for by
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from importlib import resources
@@ -344,6 +345,14 @@ def _place_items(n_items: int, people: list[str], fixtures_by_noun: dict[str, li
             desc = Entity(name, kind.pddl_type, kind.noun, dict(attrs)).describe()
             if desc not in descriptions:
                 break
+        else:
+            # Large houses run out of single marks ("the old yogurt" twice): take the first free pair of
+            # marks, drawing nothing, so houses that never get here stay byte for byte the same.
+            for first, second in itertools.permutations(MARKS, 2):
+                attrs["mark"] = f"{first} {second}"
+                desc = Entity(name, kind.pddl_type, kind.noun, dict(attrs)).describe()
+                if desc not in descriptions:
+                    break
         descriptions.add(desc)
         if kind.perishable:
             attrs["perishable"] = True
