@@ -97,9 +97,33 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bench(args: argparse.Namespace) -> int:
+def _run_script(cmd: list[str], folder: Path, timeout: float | None) -> tuple[int | None, str, str]:
+    """(exit code or None on timeout, stdout, stderr) of one script run in its own process group; the group
+    is killed afterwards, so nothing the script started (worker pools, model servers) outlives it. Output
+    goes through files: a child that keeps a pipe open cannot hold bench up."""
+    import os
+    import signal
     import subprocess
+    import tempfile
 
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, cwd=folder, stdout=out, stderr=err, start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:  # also on Ctrl-C: take the script's processes down with bench
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        out.seek(0)
+        err.seek(0)
+        return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+
+
+def _bench(args: argparse.Namespace) -> int:
     folder = Path(args.benchmarks)
     if not folder.is_dir():
         print(f"servicerobot bench: no folder {folder}/ (run from a source checkout, or pass --benchmarks)",
@@ -107,17 +131,21 @@ def _bench(args: argparse.Namespace) -> int:
         return 2
     scripts = sorted(p.resolve() for p in folder.glob("*.py") if not args.only or p.stem in args.only)
     results, failed = {}, 0
+    timeout = args.timeout if args.timeout is not None else (300.0 if args.quick else None)
     for number, script in enumerate(scripts, 1):
         # every benchmark script takes --quick; one that does not fails loudly instead of running full size
         cmd = [sys.executable, str(script), *(["--quick"] if args.quick else [])]
         print(f"bench [{number}/{len(scripts)}] {script.stem}: running {' '.join(cmd[1:])}", file=sys.stderr,
               flush=True)
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=folder, check=False)
-        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+        code, stdout, stderr = _run_script(cmd, folder, timeout)
+        lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
         try:
-            results[script.stem] = json.loads(lines[-1]) if proc.returncode == 0 and lines else {
-                "error": f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}"}
+            if code is None:
+                results[script.stem] = {"error": f"timed out after {timeout:g} s (killed with its children)"}
+            else:
+                results[script.stem] = json.loads(lines[-1]) if code == 0 and lines else {
+                    "error": f"exit {code}: {stderr.strip().splitlines()[-1:]}"}
         except ValueError:
             results[script.stem] = {"error": "the last JSON line does not parse"}
         failed += "error" in results[script.stem]
@@ -199,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--quick", action="store_true",
                        help="pass --quick to every script (a smoke run, under a minute each)")
     bench.add_argument("--out", help="also write the collected JSON here")
+    bench.add_argument("--timeout", type=float, default=None,
+                       help="seconds per script before it is killed with its children (default 300 with --quick, "
+                            "else none)")
     equiv = sub.add_parser(
         "equiv", help="are two PDDL problems the same task up to renaming? (exit 0 yes, 1 no, 2 bad input)",
         epilog=_EQUIV_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,

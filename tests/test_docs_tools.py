@@ -7,6 +7,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -79,3 +80,29 @@ def test_version(capsys):
         main(["--version"])
     assert info.value.code == 0
     assert capsys.readouterr().out.strip() == f"servicerobot {servicerobot.__version__}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def test_bench_kills_a_script_past_its_timeout_and_what_scripts_leave_running(tmp_path, capsys):
+    child = "import subprocess, sys\np = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+    (tmp_path / "hangs.py").write_text(child + "open('hangs.pid', 'w').write(str(p.pid))\n"
+                                       "import time\ntime.sleep(120)\n")
+    (tmp_path / "leaves.py").write_text(child + "open('leaves.pid', 'w').write(str(p.pid))\nprint('{\"ok\": 1}')\n")
+    assert main(["bench", "--benchmarks", str(tmp_path), "--timeout", "3"]) == 1
+    results = json.loads(capsys.readouterr().out)
+    assert results["hangs"]["error"] == "timed out after 3 s (killed with its children)"
+    assert results["leaves"]["ok"] == 1
+    for name in ("hangs", "leaves"):
+        pid = int((tmp_path / f"{name}.pid").read_text())
+        for _ in range(50):
+            if not _alive(pid):
+                break
+            time.sleep(0.1)
+        assert not _alive(pid), f"{name}.py's child survived bench"
