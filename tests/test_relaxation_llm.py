@@ -3,7 +3,9 @@
 No real model was available when the cassette was recorded, so it holds the answers of `ScriptedCMModel`
 below: a rule-based stand-in (not a language model) that answers our cm_* prompts for known instances,
 making a first mistake on purpose so that diagnosis, correction, the 3DSG grounding check, shifting and
-relaxation all run. Re-record with `python tests/test_relaxation_llm.py` after changing a prompt.
+relaxation all run. The two instances are frozen in CM's layout (`tests/data/cm_instances/`, written by the
+generator), so a change to the scene generator does not change the prompts. Re-record with
+`python tests/test_relaxation_llm.py` after changing a prompt.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from servicerobot.envs.context_matters import generate_index
+from servicerobot.envs.context_matters import generate_index, read_split
 from servicerobot.language.base import Completion, LanguageModelError
 from servicerobot.language.cassette import Cassette
 from servicerobot.planners import get_planner
@@ -26,7 +28,12 @@ from servicerobot.planners.relaxation import (
 )
 
 CASSETTE = Path(__file__).parent / "data" / "cm_relax_cassette.json"
-SHIFT_PLATE, NO_DRYER = 36, 3  # instances of the generated set of seed 0
+DATASET = Path(__file__).parent / "data" / "cm_instances"
+SHIFT_PLATE, NO_DRYER = 1, 0  # the frozen split's instances (problem_36 and problem_3 of the generated set of seed 0)
+
+
+def _instance(index: int):
+    return read_split(DATASET, "llm_path")[index]
 
 
 class ScriptedCMModel:
@@ -85,7 +92,7 @@ class ScriptedCMModel:
 
 
 def _run(index: int, model):
-    inst = generate_index(index, 0)
+    inst = _instance(index)
     interp = LLMRelaxInterpreter(model)
     return inst, interp, relaxing_plan(inst.world(), inst.task, interp, get_planner("fast-downward", timeout=20))
 
@@ -94,7 +101,7 @@ def record() -> None:
     """Record the cassette with the scripted model (run this file as a script)."""
     CASSETTE.unlink(missing_ok=True)
     for index in (SHIFT_PLATE, NO_DRYER):
-        inst = generate_index(index, 0)
+        inst = _instance(index)
         cassette = Cassette(CASSETTE, mode="auto", model=ScriptedCMModel(inst.world()))
         _, _, result = _run(index, cassette)
         print(index, result.success, result.statement())
@@ -143,7 +150,8 @@ def test_cm_llm_variant_runs_under_the_runner(tmp_path):
 
     config = parse_config({"name": "cmllm", "seeds": [SHIFT_PLATE, NO_DRYER], "variants": ["cm-llm", "llmp-llm"],
                            "envs": [{"name": "g", "id": "ContextMatters",
-                                     "kwargs": {"generated": {"seed": 0}, "llm": {"cassette": str(CASSETTE)}}}]})
+                                     "kwargs": {"dataset": str(DATASET), "split": "llm_path",
+                                                "llm": {"cassette": str(CASSETTE)}}}]})
     out = tmp_path / "r.jsonl"
     assert run_grid(config, out, backend="serial")["errors"] == 0
     import json
