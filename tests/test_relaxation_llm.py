@@ -10,6 +10,7 @@ generator), so a change to the scene generator does not change the prompts. Re-r
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -177,6 +178,22 @@ def test_a_model_error_becomes_a_failed_attempt():
     inst = generate_index(1, 0)
     result = relaxing_plan(inst.world(), inst.task, LLMRelaxInterpreter(Down()), get_planner("fast-downward"))
     assert not result.success and "server unreachable" in result.iterations[0]["messages"][0]
+
+
+@pytest.mark.skipif(not os.environ.get("SERVICEROBOT_LOCAL_LLM_URL"),
+                    reason="no local model served (servicerobot llm serve; set SERVICEROBOT_LOCAL_LLM_URL)")
+def test_llm_path_with_a_real_local_model():
+    """Opt-in: the whole loop against `servicerobot llm serve`; success is not asserted (a 0.5B model)."""
+    from servicerobot.language.local_server import DEFAULT_MODEL
+    from servicerobot.language.openai_client import OpenAIModel
+
+    model = OpenAIModel(DEFAULT_MODEL.name, base_url=os.environ["SERVICEROBOT_LOCAL_LLM_URL"], api_key="local",
+                        timeout=900, max_retries=0, grammar=True)
+    inst = _instance(SHIFT_PLATE)
+    interp = LLMRelaxInterpreter(model)
+    result = relaxing_plan(inst.world(), inst.task, interp, get_planner("fast-downward", timeout=20),
+                           max_outer=2, max_inner=1)
+    assert interp.calls[0] == "cm_problem" and interp.usage.calls >= 1 and result.iterations
 
 
 if __name__ == "__main__":
