@@ -172,3 +172,15 @@ def test_shipped_config_and_runner_and_report(tmp_path):
            "envs": [{"name": "g", "id": "ContextMatters", "kwargs": {"generated": {"seed": 0}, "colour": "red"}}]}
     with pytest.raises(ConfigError, match="colour"):
         parse_config(bad)
+
+
+def test_llm_variant_without_a_model_says_how_to_get_one(monkeypatch):
+    from servicerobot.experiments.cm import CMConfigError, solve
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    inst = generate_instance("general", "feasible", np.random.default_rng(4))
+    with pytest.raises(CMConfigError, match="llm serve"):
+        solve("cm-llm", inst.world(), inst.task, {})
+    with pytest.raises(CMConfigError, match="unknown Context Matters variant"):
+        solve("cm-magic", inst.world(), inst.task, {})

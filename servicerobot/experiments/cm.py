@@ -71,15 +71,30 @@ def instance_for(kwargs: dict, index: int):
     return _SETS[key]
 
 
+_LLM_KEYS = {"cassette", "mode", "base_url", "model", "grammar", "timeout"}
+
+
 def _model(kwargs: dict):
+    """The language model the env kwargs name: `llm: {cassette: PATH}`, `llm: {base_url, model, grammar,
+    timeout}` (e.g. `servicerobot llm serve`), or the OPENAI_* environment."""
     llm = kwargs.get("llm") or {}
+    if not isinstance(llm, dict) or set(llm) - _LLM_KEYS:
+        raise CMConfigError(f"ContextMatters env: llm must be a mapping with keys among {sorted(_LLM_KEYS)}")
     if llm.get("cassette"):
         from servicerobot.language.cassette import Cassette
 
         return Cassette(llm["cassette"], mode=llm.get("mode", "replay"))
     from servicerobot.language.openai_client import OpenAIModel
 
-    return OpenAIModel.from_env()
+    if llm.get("base_url"):
+        return OpenAIModel(llm.get("model", "local"), base_url=llm["base_url"], api_key="local",
+                           grammar=bool(llm.get("grammar", False)), timeout=float(llm.get("timeout", 300)))
+    model = OpenAIModel.from_env()
+    if model is None:
+        raise CMConfigError("the cm-llm and llmp-llm variants need a language model: set OPENAI_BASE_URL and/or "
+                            "OPENAI_API_KEY, or give the env kwargs llm: {base_url: URL} (servicerobot llm serve "
+                            "prints one) or llm: {cassette: PATH}")
+    return model
 
 
 def solve(variant: str, world, task: str, kwargs: dict):
