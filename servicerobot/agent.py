@@ -493,10 +493,11 @@ class ServiceAgent:
         """Why the task `text` (default: the current one) is not done: None while the agent has no
         complaint (e.g. it is still walking), else the `Failure` that explains it best."""
         task = self.task
-        if task is None or (text is not None and task.text != text):
-            heard = [f for f in self.failures if f.stage == "classify"]
-            detail = heard[-1].detail if heard else "no utterance was classified as this task"
-            return Failure(heard[-1].reason if heard else "task not heard", detail, "classify", len(self.steps))
+        if task is None or (text is not None and task.text != text):  # never taken for a task: why?
+            heard = [f for f in self.failures if f.stage == "classify" and (text or "")[:120] in f.detail]
+            if heard:
+                return heard[-1]
+            return Failure("task not heard", "no utterance was classified as this task", "classify", len(self.steps))
         if task.failure is not None:
             return task.failure
         if task.goal is None:

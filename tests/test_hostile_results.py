@@ -150,10 +150,10 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _start_run(tmp_path: Path, seeds: int = 24) -> tuple[subprocess.Popen, Path, list]:
+def _start_run(tmp_path: Path, seeds: int = 16, workers: int = 2) -> tuple[subprocess.Popen, Path, list]:
     config = _write(tmp_path, json.dumps({**TINY, "seeds": list(range(seeds))}))
     out = tmp_path / "r.jsonl"
-    cmd = [sys.executable, "-m", "servicerobot.cli", "run", str(config), "--out", str(out), "--workers", "2"]
+    cmd = [sys.executable, "-m", "servicerobot.cli", "run", str(config), "--out", str(out), "--workers", str(workers)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.time() + 120
     while time.time() < deadline and (not out.exists() or not out.read_text().strip()):
@@ -183,11 +183,21 @@ def test_a_signal_leaves_no_worker_alive_and_loses_no_record(tmp_path, sig, code
     if sig != signal.SIGKILL:
         assert "run the same command again to resume" in proc.stderr.read().decode()
     kept = [json.loads(line) for line in out.read_text().splitlines()]  # every line whole
-    assert 1 <= len(kept) < 24 and len({r["key"] for r in kept}) == len(kept)
+    assert 1 <= len(kept) < 16 and len({r["key"] for r in kept}) == len(kept)
+    assert all(r["status"] == "ok" for r in kept)
     if sig == signal.SIGTERM:
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
         keys = [json.loads(line)["key"] for line in out.read_text().splitlines()]
-        assert sorted(keys) == sorted(f"tiny/small/oracle/{s}" for s in range(24))  # none lost, none twice
+        assert sorted(keys) == sorted(f"tiny/small/oracle/{s}" for s in range(16))  # none lost, none twice
+
+
+def test_sigterm_stops_a_serial_run_without_an_error_record(tmp_path):
+    """In a serial run the episode runs in the main process: the stop must not be caught as its error."""
+    proc, out, _ = _start_run(tmp_path, workers=1)
+    os.kill(proc.pid, signal.SIGTERM)
+    assert proc.wait(timeout=10) == 143
+    kept = [json.loads(line) for line in out.read_text().splitlines()]
+    assert kept and all(r["status"] == "ok" for r in kept) and len(kept) < 16
 
 
 # ------------------------------------------------------------------ Ray

@@ -20,9 +20,11 @@ import socket
 import subprocess
 import sys
 import threading
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from servicerobot.errors import DependencyNotInstalled, ServiceRobotError
 from servicerobot.experiments.config import EpisodeSpec, ExperimentConfig
@@ -40,8 +42,9 @@ class ResultsError(ServiceRobotError):
     """A results file cannot be read or continued (or another run is writing it)."""
 
 
-class RunInterrupted(ServiceRobotError):
-    """SIGTERM or SIGINT stopped `run_grid`; the records written so far are kept."""
+class RunInterrupted(KeyboardInterrupt):
+    """SIGTERM or SIGINT stopped `run_grid`; the records written so far are kept. Not an `Exception`, so
+    that no episode's error guard records it as a failed episode."""
 
     def __init__(self, signum: int):
         super().__init__(f"interrupted by {signal.Signals(signum).name}")
@@ -270,12 +273,46 @@ def _ray(todo: list[EpisodeSpec], run: dict, workers: int, ray_address: str | No
         # One actor per worker keeps its envs (worlds) between episodes, like a process-pool worker.
         actor_cls = ray.remote(num_cpus=1)(_EpisodeActor)
         n = max(1, min(workers, len(todo), int(ray.cluster_resources().get("CPU", workers))))
-        actors = [actor_cls.remote() for _ in range(n)]
-        pool = ray.util.ActorPool(actors)
-        yield from pool.map_unordered(lambda a, spec: a.run.remote(spec, run), todo)
+        yield from _ray_schedule(ray, actor_cls, n, todo, run)
     finally:
         if started:
             ray.shutdown()
+
+
+def _ray_schedule(ray, actor_cls, n: int, todo: list[EpisodeSpec], run: dict,
+                  max_losses: int = 3) -> Iterator[dict]:
+    """Run `todo` on `n` actors, one episode each at a time. An episode whose actor dies with its worker or
+    node is run again on a live actor (at most `max_losses` times); a dead actor is replaced while the
+    cluster has a free CPU, so a grid survives losing a node."""
+    queue = deque(todo)
+    idle = [actor_cls.remote() for _ in range(n)]
+    running: dict[Any, tuple[Any, EpisodeSpec]] = {}
+    losses: Counter[str] = Counter()
+    while queue or running:
+        while queue and idle:
+            actor, spec = idle.pop(), queue.popleft()
+            running[actor.run.remote(spec, run)] = (actor, spec)
+        (ref,), _ = ray.wait(list(running), num_returns=1)
+        actor, spec = running.pop(ref)
+        try:
+            record = ray.get(ref)
+        except ray.exceptions.RayTaskError:
+            raise  # the episode code itself failed outside run_episode's guard: a bug, not a lost node
+        except ray.exceptions.RayError as exc:
+            losses[spec.key] += 1
+            if losses[spec.key] > max_losses:
+                raise ServiceRobotError(f"episode {spec.key} was lost with its Ray worker {losses[spec.key]} "
+                                        f"times; last: {type(exc).__name__}: {exc}") from None
+            print(f"servicerobot run: {spec.key} was lost with its Ray worker or node ({type(exc).__name__}); "
+                  "running it again", file=sys.stderr, flush=True)
+            queue.appendleft(spec)
+            with contextlib.suppress(Exception):
+                ray.kill(actor)
+            if not (idle or running) or ray.available_resources().get("CPU", 0) >= 1:
+                idle.append(actor_cls.remote())
+            continue
+        idle.append(actor)
+        yield record
 
 
 class _EpisodeActor:

@@ -1,0 +1,131 @@
+"""A real two-node Ray cluster on this machine (`ray start --head` and `ray start --address`, loopback
+addresses only, a fresh auth token): a grid runs through `--ray-address HOST:PORT`, the worker node's raylet
+is killed by its PID mid-grid, and the grid still completes with every key once and the serial records.
+
+Ray rewrites a worker's `127.0.0.1` to the host's routable address (and a head's, when it may take worker
+nodes), so the head node is 127.0.0.2 and the worker node 127.0.0.3: both loopback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from servicerobot.experiments.config import parse_config
+from servicerobot.experiments.runner import run_grid, stable_part
+
+pytest.importorskip("ray")
+RAY = shutil.which("ray")
+HEAD, WORKER = "127.0.0.2", "127.0.0.3"
+GRID = {"name": "cluster", "seeds": list(range(8)), "variants": ["oracle"], "agent": {"planner_timeout": 20},
+        "envs": [{"name": "small", "kwargs": {"size": "small", "n_tasks": 1}}]}
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(RAY is None or not sys.platform.startswith("linux"),
+                                 reason="needs the `ray` command and Linux loopback addresses")]
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def _wait(what: str, ready, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:.0f} s")
+        time.sleep(0.2)
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry.name))
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@contextlib.contextmanager
+def _ray_node(args: list[str], env: dict, log: Path):
+    """`ray start --block ...` in its own session; stopped (SIGTERM, then SIGKILL to its group) afterwards."""
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([RAY, "start", "--block", *args], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    try:
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            pass
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def test_a_grid_survives_losing_a_node(tmp_path):
+    port = _free_port(HEAD)
+    temp = Path(tempfile.mkdtemp(prefix="sr-ray-", dir="/tmp"))  # Ray's socket paths must stay short
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token",
+           "RAY_AUTH_TOKEN": secrets.token_hex(32), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
+    common = ["--num-cpus", "1", "--object-store-memory", "80000000", "--temp-dir", str(temp)]
+    config = tmp_path / "grid.yaml"
+    config.write_text(json.dumps(GRID))
+    out = tmp_path / "cluster.jsonl"
+    try:
+        with _ray_node(["--head", "--port", str(port), "--node-ip-address", HEAD, "--include-dashboard=false",
+                        *common], env, tmp_path / "head.log"):
+            _wait("the head node's GCS", lambda: not socket.socket().connect_ex((HEAD, port)), 90)
+            with _ray_node(["--address", f"{HEAD}:{port}", "--node-ip-address", WORKER, *common], env,
+                           tmp_path / "worker.log") as worker:
+                _wait("the worker node", lambda: b"Ray runtime started" in (tmp_path / "worker.log").read_bytes(), 90)
+                raylets = [p for p in _children(worker.pid) if "raylet/raylet" in _cmdline(p)]
+                assert len(raylets) == 1 and WORKER in _cmdline(raylets[0])
+                run = subprocess.Popen([sys.executable, "-m", "servicerobot.cli", "run", str(config), "--out",
+                                        str(out), "--workers", "2", "--ray-address", f"{HEAD}:{port}"],
+                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                try:
+                    _wait("a first record", lambda: out.exists() and out.read_text().strip(), 180)
+                    os.kill(raylets[0], signal.SIGKILL)  # the worker node is lost mid-grid
+                    at_kill = len(out.read_text().splitlines())
+                    _, stderr = run.communicate(timeout=240)
+                finally:
+                    if run.poll() is None:
+                        run.kill()
+                        run.wait()
+        assert run.returncode == 0, stderr.decode()[-2000:]
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+    assert at_kill < len(GRID["seeds"])
+    assert "was lost with its Ray worker or node" in stderr.decode()  # an episode in flight was run again
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    keys = [r["key"] for r in records]
+    assert sorted(keys) == sorted(f"cluster/small/oracle/{s}" for s in GRID["seeds"])  # each exactly once
+    serial = tmp_path / "serial.jsonl"
+    run_grid(parse_config(GRID), serial, backend="serial")
+    expected = {r["key"]: stable_part(r) for r in map(json.loads, serial.read_text().splitlines())}
+    assert {r["key"]: stable_part(r) for r in records} == expected
