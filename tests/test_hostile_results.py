@@ -18,7 +18,13 @@ import pytest
 
 from servicerobot.errors import ServiceRobotError
 from servicerobot.experiments.config import MAX_EPISODES, ConfigError, load_config, parse_config
-from servicerobot.experiments.runner import ResultsError, _results_lock, finished_keys, run_grid
+from servicerobot.experiments.runner import (
+    ResultsError,
+    _check_ray_address,
+    _results_lock,
+    finished_keys,
+    run_grid,
+)
 
 TINY = {"name": "tiny", "seeds": [0, 1], "variants": ["oracle"], "agent": {"planner_timeout": 20},
         "envs": [{"name": "small", "kwargs": {"size": "small", "n_tasks": 1}}]}
@@ -211,3 +217,15 @@ def test_a_dead_ray_address_fails_fast_naming_it(tmp_path):
         run_grid(parse_config(TINY), tmp_path / "r.jsonl", backend="ray", ray_address=f"127.0.0.1:{port}")
     assert time.perf_counter() - start < 30
     assert finished_keys(tmp_path / "r.jsonl") == set()
+
+
+def test_a_port_that_does_not_speak_ray_fails_within_the_budget():
+    pytest.importorskip("ray")
+    with socket.socket() as server:  # accepts connections, never answers
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        start = time.perf_counter()
+        with pytest.raises(ServiceRobotError, match=f"at --ray-address '{address}' did not answer as a Ray cluster"):
+            _check_ray_address(address, timeout=4)
+    assert time.perf_counter() - start < 8

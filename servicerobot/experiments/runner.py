@@ -180,18 +180,33 @@ def _stop_on_signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _check_ray_address(address: str, timeout: float = 10.0) -> None:
-    """Fail fast, naming the address, when nothing listens at a Ray HOST:PORT (ray.init would wait minutes)."""
-    if address == "auto":
-        return  # ray.init finds the local cluster's address itself, or says there is none
-    host, _, port = address.removeprefix("ray://").rpartition(":")
+def _check_ray_address(address: str, timeout: float = 25.0) -> None:
+    """Fail fast, naming the address, when nothing listens at a Ray HOST:PORT, or what listens does not
+    answer as a Ray cluster within `timeout` s (ray.init would wait for minutes): a TCP check, then a
+    throwaway driver in a child process that is killed when time runs out."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise DependencyNotInstalled('the Ray back end needs Ray: pip install "servicerobot[ray]"')
+    hint = ("start one with `ray start --head --port PORT` and pass HOST:PORT, 'auto' for the local cluster, "
+            "or 'local' for a private instance")
+    if address != "auto":
+        host, _, port = address.removeprefix("ray://").rpartition(":")
+        try:
+            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=min(5.0, timeout)):
+                pass
+        except (OSError, ValueError) as exc:
+            raise ServiceRobotError(f"no Ray cluster answers at --ray-address {address!r} ({exc}); {hint}") from None
+    probe = "import sys, ray; ray.init(address=sys.argv[1], log_to_driver=False); ray.shutdown()"
     try:
-        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout):
-            pass
-    except (OSError, ValueError) as exc:
-        raise ServiceRobotError(f"no Ray cluster answers at --ray-address {address!r} ({exc}); start one with "
-                                "`ray start --head --port PORT` and pass HOST:PORT, 'auto' for the local "
-                                "cluster, or 'local' for a private instance") from None
+        done = subprocess.run([sys.executable, "-c", probe, address], capture_output=True, text=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise ServiceRobotError(f"what listens at --ray-address {address!r} did not answer as a Ray cluster within "
+                                f"{timeout:.0f} s; {hint}") from None
+    if done.returncode != 0:
+        last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or ["(no message)"]
+        raise ServiceRobotError(f"cannot join the Ray cluster at --ray-address {address!r}: {last[0]}; {hint}")
 
 
 def _one(args: tuple[EpisodeSpec, dict]) -> dict:
