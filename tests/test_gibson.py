@@ -69,6 +69,27 @@ def test_stanford_npz_without_extras_loads(tmp_path):
     assert scene.entities["cup_6"].attributes["colour"] == "red"
 
 
+def test_old_protocol_pickles_with_numpy_scalars_load(tmp_path):
+    """Python-2-era files: protocol 2, an OrderedDict, numpy scalar ids, a None material."""
+    import collections
+    import io
+
+    output = collections.OrderedDict(
+        room={1: {"id": np.int64(1), "scene_category": "kitchen", "location": np.array([2.0, 2.0, 1.5]),
+                  "size": np.array([4.0, 4.0, 3.0])}},
+        object={2: {"id": 2, "class_": "sink", "parent_room": np.int32(1), "location": np.array([1.0, 1.0, 0.45]),
+                    "size": np.array([0.8, 0.6, 0.9]), "action_affordance": ["wash"], "material": [None]}})
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "|O", "fortran_order": False, "shape": ()})
+    pickle.dump(np.array(output, dtype=object), buf, protocol=2)
+    path = tmp_path / "old.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("output.npy", buf.getvalue())
+    sg = load_3dsg(path)
+    assert sg.rooms[1].label == "kitchen_1" and sg.objects[2].parent_room == 1
+    assert sg.objects[2].material == () and sg.objects[2].action_affordance == ("wash",)
+
+
 def test_hostile_pickle_is_refused(tmp_path):
     class Evil:
         def __reduce__(self):

@@ -420,7 +420,7 @@ def generate_3dsg(rng: np.random.Generator, n_rooms: int | None = None, name: st
 _NUMPY_GLOBALS = {
     ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
     ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
-    ("numpy", "ndarray"), ("numpy", "dtype"), ("_codecs", "encode"),
+    ("numpy", "ndarray"), ("numpy", "dtype"), ("_codecs", "encode"), ("collections", "OrderedDict"),
 }
 
 
@@ -475,7 +475,7 @@ def _read_npz_output(path: Path) -> dict:
     if dtype != object or shape != ():
         raise SceneError(f"{path}: 'output' must be a pickled dict (0-d object array), got {dtype} {shape}")
     try:
-        value = _DataUnpickler(stream).load()
+        value = _DataUnpickler(stream, encoding="latin1").load()  # latin1: numpy arrays pickled by Python 2
     except Exception as error:  # a truncated or hostile pickle fails in many ways
         raise SceneError(f"{path}: cannot read 'output' ({type(error).__name__}: {error})") from error
     if isinstance(value, np.ndarray):
@@ -508,7 +508,7 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,) if value else ()
     if isinstance(value, (list, tuple, np.ndarray)):
-        return tuple(str(x) for x in np.asarray(value, dtype=object).reshape(-1))
+        return tuple(str(x) for x in np.asarray(value, dtype=object).reshape(-1) if x is not None and str(x))
     raise SceneError(f"{where} must be a list of strings, got {value!r}")
 
 
