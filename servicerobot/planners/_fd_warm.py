@@ -9,6 +9,7 @@ search binary is then run with the alias's own options, so plans are the driver'
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
@@ -86,6 +87,7 @@ class WarmTranslator:
         self._owner = -1
         self._lock = threading.Lock()
         self._buffer = b""
+        atexit.register(self.close)
 
     def _server(self) -> subprocess.Popen:
         if self._proc is None or self._owner != os.getpid() or self._proc.poll() is not None:
@@ -147,6 +149,8 @@ class WarmTranslator:
                 proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):  # pragma: no cover - already gone
                 pass
+            for pipe in (proc.stdin, proc.stdout):
+                pipe.close()
 
 
 def _log(cwd: Path) -> str:
