@@ -3,8 +3,10 @@
 The `openai` package is imported when a model is built, not when this module is imported; without it
 `DependencyNotInstalled` says to `pip install "servicerobot[llm]"`. Structured output asks for a JSON
 schema first and falls back to JSON mode, then to plain text with the schema in the prompt, for servers
-that reject `json_schema`; the answer's JSON is always parsed from the text. Timeouts, connection
-errors, 429 and 5xx answers are retried with exponential backoff. The API key is handed to the client
+that reject `json_schema`; the answer's JSON is always parsed from the text. Timeouts, broken
+connections, bodies that are not JSON, 429 and 5xx answers are retried with exponential backoff (a
+`Retry-After` is honoured, up to a minute); answers that are not JSON of the asked-for outer shape are
+asked for again. The API key is handed to the client
 and nowhere else: it is not an attribute, not in `repr`, not pickled, and not in any error message.
 """
 
@@ -133,17 +135,13 @@ class OpenAIModel:
                  temperature: float = 0.0) -> Completion:
         """Answer the conversation; with `schema`, `Completion.data` holds the parsed JSON answer.
 
+        An answer that is not JSON, is cut off, or has the wrong outer shape (a list for an object, a
+        required key missing) is asked for again, up to `max_retries` more times; the usage of every attempt is counted.
+
         Raises:
             AnswerFormatError: a schema was asked for and no answer was JSON of its shape (a `LanguageModelError`).
             LanguageModelError: the server failed after the retries, or refused the request.
         """
-        An answer that is not JSON, is cut off, or has the wrong outer shape (a list for an object, a
-        required key missing) is asked for again, up to `max_retries` more times; the usage of every attempt is counted.
-
-        if self._client is None:
-            self._client = self._build_client(None)
-        while True:
-            fmt = _FORMATS[self._format] if schema is not None else "text"
         spent = Usage()
         for attempt in range(self.max_retries + 1):
             try:
@@ -162,6 +160,10 @@ class OpenAIModel:
         raise AnswerFormatError(f"{error} ({tries} answer(s), none usable)", error.text, spent) from None
 
     def _complete_once(self, messages: list[Message], schema: dict | None, temperature: float) -> Completion:
+        if self._client is None:
+            self._client = self._build_client(None)
+        while True:
+            fmt = _FORMATS[self._format] if schema is not None else "text"
             kwargs: dict[str, Any] = {"model": self.model, "temperature": temperature,
                                       "messages": [dict(m) for m in messages]}
             if self.seed is not None:
@@ -184,7 +186,9 @@ class OpenAIModel:
         openai = _import_openai()
         attempts = self.max_retries + 1
         failure = ""
+        start = time.monotonic()
         for attempt in range(attempts):
+            wait = self.backoff * 2 ** attempt
             try:
                 return self._client.chat.completions.create(**kwargs)
             except openai.APITimeoutError:
@@ -195,12 +199,15 @@ class OpenAIModel:
                 status = exc.status_code
                 if status == 429 or status >= 500:
                     failure = f"HTTP {status}: {exc.message}"
-        start = time.monotonic()
+                    asked = _retry_after(exc)
+                    if asked is not None:  # the server says when to come back: honour it (within reason)
+                        wait = max(wait, min(asked, _MAX_RETRY_AFTER))
                 elif status in (400, 422) and "response_format" in kwargs and _mentions_response_format(exc):
-            wait = self.backoff * 2 ** attempt
                     raise _FormatRejected from None
                 else:
                     raise LanguageModelError(self._refusal(status, exc.message)) from None
+            except ValueError as exc:  # a 200 whose body is not JSON (a proxy's HTML page, a cut-off body)
+                failure = f"the response body is not JSON ({exc})"
             if attempt + 1 < attempts:
                 self.sleep(wait)
         raise LanguageModelError(
@@ -208,15 +215,10 @@ class OpenAIModel:
             f"{time.monotonic() - start:.1f} s; last: {failure}. " + _HINT.format(model=self.model))
 
     def _refusal(self, status: int, message: str) -> str:
-                    asked = _retry_after(exc)
-                    if asked is not None:  # the server says when to come back: honour it (within reason)
-                        wait = max(wait, min(asked, _MAX_RETRY_AFTER))
         where = f"{self.name} at {self.base_url or 'api.openai.com'}"
         if status in (401, 403):
             fix = "Check OPENAI_API_KEY (or api_key=...)."
         elif status == 404:
-            except ValueError as exc:  # a 200 whose body is not JSON (a proxy's HTML page, a cut-off body)
-                failure = f"the response body is not JSON ({exc})"
             fix = f"Check the model name {self.model!r} and that OPENAI_BASE_URL ends with the API root (/v1)."
         else:
             fix = _HINT.format(model=self.model)
@@ -244,8 +246,6 @@ class OpenAIModel:
         return Completion(text=text, data=data, usage=usage)
 
 
-class _FormatRejected(Exception):
-    """The server rejected the `response_format` (internal: fall back to the next one)."""
 def _retry_after(exc: Exception) -> float | None:
     """Seconds a 429/5xx answer asks the client to wait (`Retry-After`: seconds or an HTTP date; or
     `retry-after-ms`), None when it does not say."""
@@ -279,3 +279,5 @@ def _shape_problem(data: Any, schema: dict) -> str | None:
     return None
 
 
+class _FormatRejected(Exception):
+    """The server rejected the `response_format` (internal: fall back to the next one)."""
