@@ -1,5 +1,6 @@
 """The `servicerobot` command line: `demo` (episodes with videos and a summary), `run` (experiment grids),
-`report` (tables and plots), `bench` (the benchmark scripts), `equiv` (PDDL problem equivalence)."""
+`report` (tables and plots), `bench` (the benchmark scripts), `equiv` (PDDL problem equivalence), `llm serve`
+(the local language model)."""
 
 from __future__ import annotations
 
@@ -193,6 +194,13 @@ _EQUIV_EPILOG = """exit status:
   2  bad input: a file is missing, not UTF-8, not PDDL, nested too deep, or does not fit the domain"""
 
 
+def _llm(args: argparse.Namespace) -> int:
+    from servicerobot.language.local_server import serve
+
+    return serve(port=args.port, threads=args.threads, n_ctx=args.n_ctx, model_path=args.model,
+                 url_file=args.url_file, log=args.log)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `servicerobot` console script."""
     from servicerobot import __version__
@@ -239,8 +247,18 @@ def main(argv: list[str] | None = None) -> int:
     equiv.add_argument("--domain", required=True, help="the domain file")
     equiv.add_argument("--placeholder", action="store_true",
                        help="match init and goal with separate renamings (Planetarium's placeholder mode)")
+    llm = sub.add_parser("llm", help="the local language model: `llm serve` starts its OpenAI-compatible server")
+    llm_sub = llm.add_subparsers(dest="llm_command", required=True)
+    serve = llm_sub.add_parser("serve", help="serve the packaged GGUF model on 127.0.0.1 until Ctrl-C / SIGTERM")
+    serve.add_argument("--port", type=int, default=None, help="TCP port (default: a free one)")
+    serve.add_argument("--threads", type=int, default=None, help="CPU threads (default: half the cores)")
+    serve.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens")
+    serve.add_argument("--model", default=None, help="another GGUF file (default: the packaged model)")
+    serve.add_argument("--url-file", default=None, help="also write the URL to this file once serving")
+    serve.add_argument("--log", default=None, help="append the server's output to this file")
     args = parser.parse_args(argv)
-    return {"demo": _demo, "run": _run, "report": _report, "bench": _bench, "equiv": _equiv}[args.command](args)
+    return {"demo": _demo, "run": _run, "report": _report, "bench": _bench, "equiv": _equiv,
+            "llm": _llm}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ __all__ = ["AGENT_OPTIONS", "INTERPRETERS", "LLM_OPTIONS", "MAX_EPISODES", "Conf
 
 # ServiceAgent options a config may set (see `servicerobot.experiments.episode.make_agent`).
 AGENT_OPTIONS = ("planner_timeout", "max_attempts", "fallback_to_full", "interpreter", "llm")
-INTERPRETERS = ("default", "rules", "llm")
+INTERPRETERS = ("default", "rules", "llm", "local-llm")  # local-llm: `servicerobot llm serve`, compact prompts
 LLM_OPTIONS = {"timeout": float, "max_retries": int, "backoff": float, "model": str}  # OpenAIModel's
 MAX_EPISODES = 100_000  # a grid larger than this is a typo (count: 100000000), not an experiment
 _VARIANTS_EXTRA = ("oracle",)

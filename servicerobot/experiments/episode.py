@@ -74,8 +74,15 @@ def _interpreter(name: str, llm: dict[str, Any]):
             raise ConfigError("agent.interpreter llm needs OPENAI_BASE_URL (a local server) or OPENAI_API_KEY "
                               "set where the episodes run")
         return LLMInterpreter(model)
+    if name == "local-llm":
+        from servicerobot.language.local_server import LocalServerError, local_interpreter
 
-    raise ConfigError(f"agent.interpreter must be default, rules or llm, got {name!r}")
+        try:
+            return local_interpreter(**{k: v for k, v in llm.items() if k in ("timeout", "max_retries")})
+        except LocalServerError as exc:
+            raise ConfigError(f"agent.interpreter local-llm: {exc}") from None
+
+    raise ConfigError(f"agent.interpreter must be default, rules, llm or local-llm, got {name!r}")
 
 
 class KGScorer:

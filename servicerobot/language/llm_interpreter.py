@@ -20,6 +20,7 @@ from typing import Any
 from servicerobot.errors import PDDLParseError
 from servicerobot.language.answers import AnswerFormatError, parse_json_answer, strip_fences
 from servicerobot.language.base import LanguageModel, LanguageModelError, Message, Usage
+from servicerobot.language.compact import compact_request
 from servicerobot.language.interpreter import (
     UTTERANCE_KINDS,
     Context,
@@ -116,6 +117,15 @@ def _format_types(domain: Domain) -> str:
     return ", ".join(f"{t}: {parent}" for t, parent in domain.types.parents.items())
 
 
+def _feedback_turn(feedback: Sequence[str]) -> list[Message]:
+    """One more user message listing the problems of earlier rejected answers (none without problems)."""
+    problems = [str(p).strip() for p in feedback if str(p).strip()]
+    if not problems:
+        return []
+    listing = "\n".join(f"- {p}" for p in problems)
+    return [{"role": "user", "content": load_prompt("feedback")["text"].substitute(problems=listing)}]
+
+
 def _normal_name(name: str) -> str:
     return re.sub(r"[\s-]+", "_", name.strip().lower())
 
@@ -127,17 +137,23 @@ class LLMInterpreter:
         model: the language model.
         max_facts: at most this many retrieved facts go into a prompt (sorted, the rest cut).
         temperature: the sampling temperature of every call.
+        prompts: "full" (the L3M+P-style prompts) or "compact" (short prompts with few-shot turns and
+            enum-constrained schemas for small local models: `servicerobot.language.compact`).
 
     Each call asks once; retrying with `feedback` is the caller's loop. Malformed answers raise
     `DeltaFormatError` (updates, entities, graphs) or `PDDLParseError` (goals), both `ValueError`s
     whose messages are fit to be fed back; `LanguageModelError` means the model could not be reached.
     """
 
-    def __init__(self, model: LanguageModel, *, max_facts: int = 300, temperature: float = 0.0):
+    def __init__(self, model: LanguageModel, *, max_facts: int = 300, temperature: float = 0.0,
+                 prompts: str = "full"):
+        if prompts not in ("full", "compact"):
+            raise ValueError(f'LLMInterpreter prompts must be "full" or "compact", got {prompts!r}')
         self.model = model
         self.max_facts = int(max_facts)
         self.temperature = float(temperature)
-        self.name = f"llm:{model.name}"
+        self.prompts = prompts
+        self.name = f"llm:{model.name}" + ("+compact" if prompts == "compact" else "")
         self.usage = Usage()
 
     def __repr__(self) -> str:
@@ -147,17 +163,18 @@ class LLMInterpreter:
     def _messages(self, prompt: str, feedback: Sequence[str] = (), **values: Any) -> list[Message]:
         templates = load_prompt(prompt)
         messages = [{"role": role, "content": templates[role].substitute(values)} for role in ("system", "user")]
-        problems = [str(p).strip() for p in feedback if str(p).strip()]
-        if problems:
-            listing = "\n".join(f"- {p}" for p in problems)
-            messages.append({"role": "user", "content": load_prompt("feedback")["text"].substitute(problems=listing)})
-        return messages
+        return messages + _feedback_turn(feedback)
 
     def _ask(self, prompt: str, schema: dict, feedback: Sequence[str] = (), **values: Any) -> Any:
         """Ask the model; the parsed JSON answer. Bad JSON raises `AnswerFormatError` (usage counted)."""
+        if self.prompts == "compact":
+            messages, schema = compact_request(prompt, values["text"], values["speaker"], values.get("context"),
+                                               max_facts=self.max_facts, limit=int(values.get("limit", 40)))
+            messages += _feedback_turn(feedback)
+        else:
+            messages = self._messages(prompt, feedback, **values)
         try:
-            completion = self.model.complete(self._messages(prompt, feedback, **values), schema=schema,
-                                             temperature=self.temperature)
+            completion = self.model.complete(messages, schema=schema, temperature=self.temperature)
         except AnswerFormatError as exc:
             self.usage.add(exc.usage)
             raise
@@ -167,6 +184,8 @@ class LLMInterpreter:
         return parse_json_answer(completion.text, self.model.name)
 
     def _context_values(self, text: str, speaker: str, context: Context) -> dict[str, str]:
+        if self.prompts == "compact":  # compact_request formats the context itself
+            return {"text": text.strip(), "speaker": speaker or "Someone", "context": context}
         return {"text": text.strip(), "speaker": speaker or "Someone", "robot": context.robot,
                 "domain_name": context.domain.name, "entities": format_entities(context.entities),
                 "facts": format_facts(context.facts, self.max_facts)}

@@ -79,6 +79,9 @@ class OpenAIModel:
             `max_retries + 1` requests per call).
         backoff: seconds before the first retry; doubled for each further one.
         seed: sent to the server for more reproducible sampling (where supported).
+        grammar: the server is llama.cpp (llama-cpp-python), which compiles
+            `response_format: {"type": "json_object", "schema": ...}` into a grammar: send the schema that
+            way (every answer then parses) and leave it out of the prompt.
         sleep: the function that waits between retries (tests pass a fake).
 
     Raises:
@@ -88,7 +91,7 @@ class OpenAIModel:
 
     def __init__(self, model: str = "gpt-4o-mini", *, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 30.0, max_retries: int = 3, backoff: float = 1.0, seed: int | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] = time.sleep, grammar: bool = False):
         if max_retries < 0 or timeout <= 0 or backoff < 0:
             raise ValueError(f"need max_retries >= 0, timeout > 0, backoff >= 0; got {max_retries}, "
                              f"{timeout}, {backoff}")
@@ -100,6 +103,7 @@ class OpenAIModel:
         self.backoff = float(backoff)
         self.seed = seed
         self.sleep = sleep
+        self.grammar = bool(grammar)
         self._format = 0  # index into _FORMATS: how structured output is asked for (falls back once rejected)
         self._client = self._build_client(api_key)
 
@@ -168,7 +172,9 @@ class OpenAIModel:
                                       "messages": [dict(m) for m in messages]}
             if self.seed is not None:
                 kwargs["seed"] = self.seed
-            if fmt == "json_schema":
+            if schema is not None and self.grammar:
+                kwargs["response_format"] = {"type": "json_object", "schema": schema}
+            elif fmt == "json_schema":
                 kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                     "name": _schema_name(schema), "schema": schema, "strict": False}}
             elif schema is not None:
@@ -179,6 +185,11 @@ class OpenAIModel:
                 response = self._request(kwargs)
                 break
             except _FormatRejected:
+                if self.grammar:
+                    raise LanguageModelError(
+                        f"{self.name} at {self.base_url} rejected a JSON-schema grammar (response_format "
+                        "json_object with a schema); grammar=True needs llama-cpp-python's server "
+                        "(servicerobot llm serve)") from None
                 self._format += 1  # the server will not support it later either: remember
         return self._completion(response, schema)
 

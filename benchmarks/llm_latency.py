@@ -1,0 +1,106 @@
+"""Seconds and tokens per call of the local language model (compact prompts, grammar-constrained answers).
+
+Each paraphrase item (`servicerobot/language/paraphrases.json`) makes the calls the agent makes for an
+utterance: classify, the retrieval query (query graph for search-rag), and the update or goal. Prints one
+JSON line: calls, median / p90 / mean seconds per call, per prompt kind, prompt and completion tokens, and
+the share of answers that parsed. The server is `$SERVICEROBOT_LOCAL_LLM_URL` (or `--url`), else one is
+started here (`servicerobot llm serve`).
+
+    python benchmarks/llm_latency.py --items 20
+    python benchmarks/llm_latency.py --quick          # 4 items
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from contextlib import ExitStack
+
+from servicerobot.language.answers import AnswerFormatError
+from servicerobot.language.local_server import LOCAL_LLM_URL_VAR, LocalServer, local_interpreter
+from servicerobot.language.paraphrases import load_paraphrases, setting
+
+
+class _Timed:
+    """Wraps a `LanguageModel`: one row (kind, seconds, tokens, parsed) per call."""
+
+    def __init__(self, model):
+        self.model, self.name, self.rows = model, model.name, []
+
+    def complete(self, messages, *, schema=None, temperature=0.0):
+        t0 = time.perf_counter()
+        row = {"kind": (schema or {}).get("title", "text")}
+        try:
+            completion = self.model.complete(messages, schema=schema, temperature=temperature)
+            row.update(prompt=completion.usage.prompt_tokens, completion=completion.usage.completion_tokens,
+                       parsed=completion.data is not None or schema is None)
+            return completion
+        except AnswerFormatError as exc:
+            row.update(prompt=exc.usage.prompt_tokens, completion=exc.usage.completion_tokens, parsed=False)
+            raise
+        finally:
+            row["seconds"] = round(time.perf_counter() - t0, 3)
+            self.rows.append(row)
+            print(json.dumps(row), file=sys.stderr)
+
+
+def _stats(values: list[float]) -> dict:
+    values = sorted(values)
+    return {"calls": len(values), "median_s": round(statistics.median(values), 3),
+            "p90_s": round(values[min(len(values) - 1, int(0.9 * len(values)))], 3),
+            "mean_s": round(statistics.fmean(values), 3)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=20, help="paraphrase items (half updates, half tasks)")
+    parser.add_argument("--quick", action="store_true", help="4 items")
+    parser.add_argument("--url", default=os.environ.get(LOCAL_LLM_URL_VAR), help="the local server's URL")
+    parser.add_argument("--threads", type=int, default=None, help="model threads when a server is started")
+    args = parser.parse_args(argv)
+    n = 4 if args.quick else args.items
+    everything = load_paraphrases()
+    updates = [i for i in everything if i.kind == "update"]
+    tasks = [i for i in everything if i.kind == "task"]
+    items = [x for pair in zip(updates[::3], tasks[::2]) for x in pair][:n]  # spread over the kinds
+    place = setting()
+    with ExitStack() as stack:
+        started = 0.0
+        url = args.url
+        if not url:
+            t0 = time.perf_counter()
+            url = stack.enter_context(LocalServer(threads=args.threads)).url
+            started = time.perf_counter() - t0
+        interpreter = local_interpreter(url)
+        timed = _Timed(interpreter.model)
+        interpreter.model = timed
+        for item in items:
+            context = place.context(item)
+            try:
+                interpreter.classify(item.text, item.speaker, context)
+                interpreter.query_graph(item.text, item.speaker, context.__class__(
+                    context.domain, context.entities, frozenset(), context.robot))
+                if item.kind == "update":
+                    interpreter.interpret_update(item.text, item.speaker, context)
+                else:
+                    interpreter.interpret_task(item.text, item.speaker, context)
+            except Exception as exc:  # noqa: BLE001 - a wrong answer is fine here; time is measured
+                print(f"{item.id}: {type(exc).__name__}: {str(exc)[:120]}", file=sys.stderr)
+    rows = timed.rows
+    kinds = sorted({r["kind"] for r in rows})
+    out = {"benchmark": "llm_latency", "model": interpreter.model.name, "items": len(items),
+           "server_start_s": round(started, 1), "cores": os.cpu_count(), **_stats([r["seconds"] for r in rows]),
+           "per_kind": {k: _stats([r["seconds"] for r in rows if r["kind"] == k]) for k in kinds},
+           "prompt_tokens_median": statistics.median(r["prompt"] for r in rows),
+           "completion_tokens_median": statistics.median(r["completion"] for r in rows),
+           "parsed_share": round(sum(r["parsed"] for r in rows) / max(1, len(rows)), 3)}
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,63 @@
+"""Accuracy of the rule interpreter and the local language model on the paraphrase set (115 utterances
+outside the household templates, `servicerobot/language/paraphrases.json`).
+
+Prints one JSON line: per interpreter, classification accuracy, update accuracy (delta equal to the true
+one), task accuracy (goal equivalent to the true one) and seconds per item; with `--rows FILE` every
+answer is written there. The model is the server at `$SERVICEROBOT_LOCAL_LLM_URL` (or `--url`); with
+neither, `--serve` starts one (`servicerobot llm serve`), else only the rule interpreter is scored.
+
+    python benchmarks/paraphrases.py --serve --rows paraphrase-rows.json
+    python benchmarks/paraphrases.py --quick            # 10 items
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from contextlib import ExitStack
+
+from servicerobot.files import write_atomic
+from servicerobot.language.local_server import LOCAL_LLM_URL_VAR, LocalServer, local_interpreter
+from servicerobot.language.paraphrases import evaluate, load_paraphrases, setting
+from servicerobot.language.rule_interpreter import RuleInterpreter
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="5 updates and 5 tasks")
+    parser.add_argument("--url", default=os.environ.get(LOCAL_LLM_URL_VAR), help="the local server's URL")
+    parser.add_argument("--serve", action="store_true", help="start the local server when no URL is given")
+    parser.add_argument("--rules-only", action="store_true")
+    parser.add_argument("--rows", help="write every answer to this JSON file")
+    args = parser.parse_args(argv)
+    items = load_paraphrases()
+    if args.quick:
+        items = [i for i in items if i.kind == "update"][:5] + [i for i in items if i.kind == "task"][:5]
+    place = setting()
+    out: dict = {"benchmark": "paraphrases", "items": len(items)}
+    rows: dict = {}
+    with ExitStack() as stack:
+        interpreters = {"rules": RuleInterpreter()}
+        url = args.url
+        if not args.rules_only and not url and args.serve:
+            url = stack.enter_context(LocalServer()).url
+        if not args.rules_only and url:
+            interpreters["local-llm"] = local_interpreter(url)
+        for label, interpreter in interpreters.items():
+            result = evaluate(interpreter, items, place,
+                              on_item=lambda r: print(f"{r['id']} {r['correct']} {r['seconds']}s", file=sys.stderr))
+            rows[label] = result.pop("rows")
+            result["median_s_per_item"] = round(statistics.median(r["seconds"] for r in rows[label]), 3)
+            result["tokens"] = interpreter.usage.total_tokens
+            out[label] = result
+    if args.rows:
+        write_atomic(args.rows, json.dumps(rows, indent=1) + "\n")
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

