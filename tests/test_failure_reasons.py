@@ -126,3 +126,18 @@ def test_the_frame_never_says_all_tasks_done_beside_a_failed_task():
     overlay = env.unwrapped.overlay()
     assert "all tasks done" not in overlay["task"] and "2 failed" in overlay["task"]
     assert env.render().shape[2] == 3
+
+
+@pytest.mark.parametrize("status, message, reason", [
+    ("TIMEOUT", "time limit reached", "planner timeout"),
+    ("UNSOLVABLE", "the search proved the task unsolvable", "unsolvable"),
+    ("ERROR", "invalid PDDL input: <problem>:3:4: unknown object 'x'", "invalid problem"),
+    ("UNSUPPORTED", "the translator does not support :derived", "invalid problem"),
+    ("ERROR", "the search crashed (exit 139)", "planner error"),
+])
+def test_planner_statuses_map_to_reasons_with_the_planner_message(status, message, reason):
+    from servicerobot.failures import planner_failure
+    from servicerobot.planners.base import PlanResult, PlanStatus
+
+    failure = planner_failure(PlanResult(PlanStatus[status], planner="fd", message=message), step=7)
+    assert (failure.reason, failure.step) == (reason, 7) and message in failure.detail
