@@ -37,11 +37,11 @@ class ParaphraseItem:
     goal: str | None = None
 
     def entities(self) -> list[str]:
-        """The entity names the true answer uses."""
+        """The names the true answer uses (for a goal: every word but variables; callers keep the known ones)."""
         if self.delta is not None:
             return sorted({n for atom in self.delta.remove | self.delta.add for n in atom.args})
         return sorted({tok for tok in (self.goal or "").replace("(", " ").replace(")", " ").split()
-                       if "_" in tok and not tok.startswith("?")})
+                       if not tok.startswith("?") and tok != "-"})
 
 
 @cache

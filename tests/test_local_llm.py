@@ -1,0 +1,66 @@
+"""The real local model in the agent's loop: `.ci/run` starts `servicerobot llm serve` and passes its URL in
+SERVICEROBOT_LOCAL_LLM_URL. Without it the test skips here, and fails in CI (CI=true), where it must run."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from servicerobot.language.local_server import LOCAL_LLM_URL_VAR
+
+STEPS = 60  # enough for both tasks to be told and interpreted; bounds the time on a slow CPU
+
+
+@pytest.fixture
+def url():
+    value = os.environ.get(LOCAL_LLM_URL_VAR)
+    if not value:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{LOCAL_LLM_URL_VAR} is not set in CI: .ci/run must start `servicerobot llm serve`")
+        pytest.skip(f"no local model server ({LOCAL_LLM_URL_VAR} unset; start one with `servicerobot llm serve`)")
+    return value
+
+
+def _episode(interpreter, seed: int = 0) -> tuple[list[str], object]:
+    import gymnasium as gym
+
+    import servicerobot
+    from servicerobot.agent import ServiceAgent
+
+    env = gym.make("ServiceRobot-v0", size="small", n_tasks=2, update_mode="verbal")
+    assert servicerobot is not None
+    agent = ServiceAgent.from_env(env, variant="search-rag", interpreter=interpreter)
+    obs, _ = env.reset(seed=seed)
+    actions = []
+    for _ in range(STEPS):
+        action = agent.act(obs)
+        actions.append(action)
+        obs, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            break
+    return actions, agent
+
+
+def test_an_episode_runs_through_the_local_model_and_replays_from_its_cassette(url, tmp_path):
+    from servicerobot.language import Cassette, LLMInterpreter
+    from servicerobot.language.local_server import local_interpreter
+
+    live = local_interpreter(url)
+    path = tmp_path / "local-llm.json"
+    recorded = LLMInterpreter(Cassette(path, mode="record", model=live.model), prompts="compact",
+                              max_facts=live.max_facts)
+    actions, agent = _episode(recorded)
+    summary = agent.summary()
+    assert summary["interpreter"].startswith("llm:cassette:") and summary["interpreter"].endswith("+compact")
+    assert recorded.usage.calls > 0 and summary["tokens"] > 0  # the model answered, tokens were counted
+    assert "language model failed" not in summary.get("failures", {}), summary  # no fallback: every call answered
+    exchanges = json.loads(path.read_text())["exchanges"]
+    assert len(exchanges) == recorded.usage.calls
+    assert all(x["data"] is not None for x in exchanges)  # the grammar made every answer parse
+    assert {x["schema"]["title"] for x in exchanges} >= {"kind", "query_graph"}
+
+    replayed = LLMInterpreter(Cassette(path), prompts="compact", max_facts=live.max_facts)
+    again, _ = _episode(replayed)
+    assert again == actions  # the cassette reproduces the episode without the model

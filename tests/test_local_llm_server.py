@@ -1,0 +1,184 @@
+"""The local model's packaging and request format without the model: joining the GGUF parts, clear errors,
+the CLI, llama.cpp's grammar request, and the compact prompts' typed schemas."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import socket
+import sys
+
+import pytest
+
+from servicerobot.errors import DependencyNotInstalled
+from servicerobot.language.local_server import (
+    LocalModel,
+    LocalServer,
+    LocalServerError,
+    find_model,
+    local_interpreter,
+)
+
+
+def _fake_parts(tmp_path, monkeypatch, chunks: list[bytes], prefix: str = "fakegguf") -> LocalModel:
+    root = tmp_path / "site"
+    parts = []
+    for i, data in enumerate(chunks, 1):
+        package = root / f"{prefix}_part{i}"
+        (package / "data").mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "data" / f"part{i:02d}.bin").write_bytes(data)
+        parts.append((f"{prefix}_part{i}", f"part{i:02d}.bin"))
+    monkeypatch.syspath_prepend(str(root))
+    whole = b"".join(chunks)
+    return LocalModel("tiny-model", tuple(parts), len(whole), hashlib.sha256(whole).hexdigest(), "test")
+
+
+def test_parts_are_joined_once_into_the_cache(tmp_path, monkeypatch):
+    model = _fake_parts(tmp_path, monkeypatch, [b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 5])
+    path = find_model(model, tmp_path / "cache")
+    assert path.name == "tiny-model.gguf" and path.read_bytes() == b"GGUF" + b"a" * 1000 + b"b" * 777 + b"c" * 5
+    stamp = path.stat().st_mtime_ns
+    assert find_model(model, tmp_path / "cache") == path and path.stat().st_mtime_ns == stamp
+
+
+def test_parts_that_do_not_make_the_model_leave_nothing_behind(tmp_path, monkeypatch):
+    model = _fake_parts(tmp_path, monkeypatch, [b"x" * 10, b"y" * 10], prefix="badgguf")
+    wrong = LocalModel(model.name, model.parts, model.size, "0" * 64, "test")
+    with pytest.raises(LocalServerError, match="expected 20 bytes"):
+        find_model(wrong, tmp_path / "cache")
+    assert not any((tmp_path / "cache").iterdir())  # no partial or temporary file
+
+
+def test_missing_model_packages_name_the_extra(tmp_path):
+    model = LocalModel("absent", (("no_such_gguf_part1", "part01.bin"),), 1, "0" * 64, "test")
+    with pytest.raises(LocalServerError, match=r'pip install "servicerobot\[local-llm\]"') as info:
+        find_model(model, tmp_path)
+    assert "no-such-gguf-part1" in str(info.value)
+
+
+def test_missing_runtime_names_the_extra(monkeypatch, tmp_path):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    with pytest.raises(DependencyNotInstalled, match=r"llama_cpp.*servicerobot\[local-llm\]"):
+        LocalServer(tmp_path / "model.gguf").start()
+
+
+def test_cli_reports_a_missing_runtime_and_exits_2(monkeypatch, capsys):
+    from servicerobot.cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    assert main(["llm", "serve", "--port", "1"]) == 2
+    assert "servicerobot llm serve:" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="needs llama-cpp-python[server]")
+def test_a_taken_port_is_a_clear_error(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        with pytest.raises(LocalServerError, match=f"port {port} .* already in use"):
+            LocalServer(tmp_path / "model.gguf", port=port).start()
+
+
+def test_server_command_stays_on_localhost(tmp_path):
+    server = LocalServer(tmp_path / "m.gguf", port=5555, threads=1)
+    command = server.command()
+    assert command[1:3] == ["-m", "llama_cpp.server"]
+    assert command[command.index("--host") + 1] == "127.0.0.1" and server.url == "http://127.0.0.1:5555/v1"
+
+
+def test_local_interpreter_needs_a_url(monkeypatch):
+    monkeypatch.delenv("SERVICEROBOT_LOCAL_LLM_URL", raising=False)
+    with pytest.raises(LocalServerError, match="servicerobot llm serve"):
+        local_interpreter()
+
+
+def test_grammar_requests_send_the_schema_as_llama_cpp_json_object(stub):
+    from servicerobot.language import OpenAIModel
+
+    model = OpenAIModel("m", base_url=stub.url, grammar=True, timeout=5, max_retries=0)
+    schema = {"title": "kind", "type": "object", "properties": {"kind": {"enum": ["task", "update"]}}}
+    stub.answer({"kind": "task"})
+    assert model.complete([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}],
+                          schema=schema).data == {"kind": "task"}
+    request = stub.requests[0]
+    assert request["response_format"] == {"type": "json_object", "schema": schema}
+    assert request["messages"][0]["content"] == "S"  # the grammar does the work: no schema in the prompt
+
+
+@pytest.fixture(scope="module")
+def place():
+    from servicerobot.language.paraphrases import setting
+
+    return setting()
+
+
+def _item(item_id: str):
+    from servicerobot.language.paraphrases import load_paraphrases
+
+    return next(i for i in load_paraphrases() if i.id == item_id)
+
+
+def test_compact_update_schema_is_typed_and_names_only_shown_entities(place):
+    from servicerobot.language.compact import compact_request
+
+    item = _item("u01")  # the teal bowl moves onto the dining table
+    context = place.context(item)
+    messages, schema = compact_request("update", item.text, item.speaker, context)
+    assert messages[0]["role"] == "system" and messages[-1]["role"] == "user"
+    assert item.text in messages[-1]["content"] and "robot" not in messages[-1]["content"].split()
+    options = schema["properties"]["ADD"]["items"]["anyOf"]
+    on = next(o["prefixItems"] for o in options if o["prefixItems"][1] == {"enum": ["on"]})
+    assert "bowl_1" in on[0]["enum"] and "dining_table_1" in on[2]["enum"]
+    assert "dining_table_1" not in on[0]["enum"] and "bowl_1" not in on[2]["enum"]  # item on surface only
+    assert all(n in context.entities for o in options for n in o["prefixItems"][0]["enum"])
+    assert not any(o["prefixItems"][1] == {"enum": ["connected"]} for o in options)  # static room links
+
+
+def test_compact_goal_pattern_accepts_true_goals_and_rejects_ill_typed_ones(place):
+    from servicerobot.language.compact import compact_request
+    from servicerobot.language.paraphrases import load_paraphrases
+
+    tasks = [i for i in load_paraphrases() if i.kind == "task"]
+    for item in tasks[::4] + [_item("t28")]:  # t28: a quantified goal
+        _, schema = compact_request("task", item.text, item.speaker, place.context(item))
+        pattern = schema["properties"]["goal"]["pattern"]
+        goal = re.sub(r"\?[a-z]+", "?x", item.goal)  # the pattern names every variable ?x
+        assert re.fullmatch(pattern, goal), (item.id, goal)
+    _, schema = compact_request("task", tasks[0].text, tasks[0].speaker, place.context(tasks[0]))
+    pattern = schema["properties"]["goal"]["pattern"]
+    for bad in ("(on dining_table_1 bowl_1)", "(on bowl_1)", "(and (on bowl_1 dining_table_1)", "(flies bowl_1)"):
+        assert not re.fullmatch(pattern, bad), bad
+
+
+def test_compact_prompts_keep_a_stable_prefix(place):
+    from servicerobot.language.compact import compact_request
+
+    a, b = _item("u01"), _item("u21")
+    first, _ = compact_request("update", a.text, a.speaker, place.context(a))
+    second, _ = compact_request("update", b.text, b.speaker, place.context(b))
+    assert first[:-1] == second[:-1] and first[-1] != second[-1]  # only the last turn differs
+
+
+def test_interpreter_uses_compact_prompts_and_feedback(stub, place):
+    from servicerobot.language import LLMInterpreter, OpenAIModel
+
+    item = _item("u01")
+    interpreter = LLMInterpreter(OpenAIModel("m", base_url=stub.url, grammar=True, timeout=5, max_retries=0),
+                                 prompts="compact")
+    assert interpreter.name == "llm:openai:m+compact"
+    stub.answer({"REMOVE": [["bowl_1", "on", "counter_1"]], "ADD": [["bowl_1", "on", "dining_table_1"]]})
+    delta = interpreter.interpret_update(item.text, item.speaker, place.context(item), feedback=["too few"])
+    assert delta == item.delta
+    messages = stub.requests[0]["messages"]
+    assert "too few" in messages[-1]["content"] and item.text in messages[-2]["content"]
+    with pytest.raises(ValueError, match="full.*compact"):
+        LLMInterpreter(interpreter.model, prompts="tiny")
+
+
+def test_no_test_here_needs_the_model():
+    assert "llama_cpp.server" not in sys.modules
