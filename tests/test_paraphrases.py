@@ -109,3 +109,11 @@ def test_the_rule_interpreter_reads_none_of_them(place):
     result = evaluate(RuleInterpreter(), items, place)
     assert result["update_accuracy"] == 0.0 and result["task_accuracy"] == 0.0  # templates only
     assert all("answer" in row and "seconds" in row for row in result["rows"])
+
+
+def test_a_goal_contradicting_the_true_one_is_wrong_not_an_error(place):
+    from servicerobot.experiments.episode import GoalScorer
+
+    scorer = GoalScorer(place.env.unwrapped.world, check_solvable=False)
+    verdict = scorer.score("(not (cold yogurt_1))", "(and (inside yogurt_1 fridge_1) (cold yogurt_1))")
+    assert verdict["parseable"] and not verdict["correct"]  # a small model's answer once crashed the scorer

@@ -160,6 +160,7 @@ class GoalScorer:
         self.timeout = timeout
 
     def score(self, agent_goal: str | None, true_goal: str) -> dict:
+        from servicerobot.errors import PDDLSemanticError
         from servicerobot.oracle import relevant_problem
         from servicerobot.pddl import Problem
         from servicerobot.pddl.equivalence import GoalTooComplexError, evaluate
@@ -173,7 +174,18 @@ class GoalScorer:
         except Exception:  # noqa: BLE001 - any failure on generated text means "not parseable"
             return out
         # One problem (objects, init) for both goals, so equivalence judges the goals alone.
-        base = relevant_problem(self.world, f"(and {agent_goal} {true_goal})")
+        try:
+            base = relevant_problem(self.world, f"(and {agent_goal} {true_goal})")
+        except PDDLSemanticError:  # the goals contradict each other (a model wrote (not (cold x))): not equal
+            out.update(parseable=True)
+            if self.check_solvable:
+                try:
+                    alone = relevant_problem(self.world, agent_goal)
+                except PDDLSemanticError:
+                    return out
+                out["solvable"] = self._solvable(Problem("agent", alone.domain_name, alone.objects, alone.init,
+                                                         agent_formula))
+            return out
         true_formula = interp.compile_goal(true_goal).formula
         source = Problem("agent", base.domain_name, base.objects, base.init, agent_formula)
         target = Problem("truth", base.domain_name, base.objects, base.init, true_formula)
