@@ -198,3 +198,10 @@ def test_warm_translator_survives_a_timeout_and_a_fork():
 
 def _solve_status(domain: str, problem: str) -> str:
     return FastDownward().solve(domain, problem).status.value
+
+
+@pytest.mark.parametrize("limit", [0.001, 0.01])
+def test_a_tiny_time_limit_is_a_timeout_result(limit):
+    result = FastDownward(timeout=limit).solve(BLOCKSWORLD, blocks_problem(12))
+    assert result.status is PlanStatus.TIMEOUT
+    assert FastDownward().solve(BLOCKSWORLD, blocks_problem(3)).solved

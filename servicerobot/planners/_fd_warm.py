@@ -105,7 +105,9 @@ class WarmTranslator:
             deadline = None if timeout is None else time.monotonic() + timeout
             try:
                 proc.stdin.write((json.dumps({"cwd": str(cwd), "args": args}) + "\n").encode())
-                pid = self._read(proc, deadline)["pid"]
+                # The server answers with the child's pid as soon as it forked: no deadline here, so a
+                # tiny time limit still finds the child to kill (the deadline applies to the translation).
+                pid = self._read(proc, None)["pid"]
             except (OSError, TypeError, KeyError, ValueError):
                 self.close()
                 raise
