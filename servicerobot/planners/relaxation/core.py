@@ -181,11 +181,12 @@ class Toolbox:
         return CheckResult(True, "solved", result.plan, [], **stats)
 
 
-def build_problem(world, literals: Iterable[str], name: str = "cm") -> str:
+def build_problem(world, literals: Iterable[str], name: str = "cm", objects: Iterable[str] = ()) -> str:
     """A problem over the scene for a conjunction of goal literals, keeping only the objects that matter
-    (CM's rule): rooms, the robot, the goal's objects and what they rest on, and the fixtures actions need."""
+    (CM's rule): rooms, the robot, the goal's objects (and `objects`), what they rest on, and the fixtures
+    actions need."""
     literals = list(literals)
-    keep = set(world.rooms) | {world.robot}
+    keep = set(world.rooms) | {world.robot} | set(objects)
     for lit in literals:
         keep.update(tok.strip("()") for tok in lit.split()[1:] if tok.strip("()") in world.pddl_objects)
     for obj in list(keep):
