@@ -141,14 +141,13 @@ class LocalServer:
             free cores llama.cpp slows down many times over).
         n_ctx: the context window in tokens.
         n_batch: tokens per prompt-evaluation batch.
-        cache_mb: the prompt-prefix cache's limit in MiB.
         log: where the server's output goes (default: discarded).
 
     Use as a context manager, or `start()` / `stop()`; `url` is the `OPENAI_BASE_URL` to use.
     """
 
     def __init__(self, model_path: str | os.PathLike | None = None, *, port: int | None = None,
-                 threads: int | None = None, n_ctx: int = 8192, n_batch: int = 64, cache_mb: int = 256,
+                 threads: int | None = None, n_ctx: int = 8192, n_batch: int = 64,
                  model: LocalModel = DEFAULT_MODEL, log: str | os.PathLike | None = None):
         self.model = model
         self.model_path = Path(model_path) if model_path is not None else None
@@ -157,7 +156,6 @@ class LocalServer:
         self.threads = int(threads or max(1, min(4, (os.cpu_count() or 2) // 2)))
         self.n_ctx = int(n_ctx)
         self.n_batch = int(n_batch)
-        self.cache_mb = int(cache_mb)
         self.log = log
         self.process: subprocess.Popen | None = None
 
@@ -171,9 +169,10 @@ class LocalServer:
                 "--model_alias", self.model.name, "--host", self.host, "--port", str(self.port),
                 "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
                 "--n_threads_batch", str(self.threads), "--n_batch", str(self.n_batch),
-                # Prompt-prefix cache: each saved state also copies n_batch x vocabulary logits that the
-                # cache's size limit does not count, hence the small batch and the small limit.
-                "--cache", "true", "--cache_size", str(self.cache_mb << 20), "--verbose", "false"]
+                # No prompt cache (--cache): it grew the server by ~450 MB per request here, past its size
+                # limit, until the OOM killer stopped it, and was no faster; llama.cpp still reuses the
+                # previous prompt's prefix, which the compact prompts keep stable.
+                "--cache", "false", "--verbose", "false"]
 
     def start(self, wait: float = 180.0) -> LocalServer:
         """Start the server and wait until it answers `/v1/models`.
