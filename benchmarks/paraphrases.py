@@ -33,9 +33,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rules-only", action="store_true")
     parser.add_argument("--rows", help="write every answer to this JSON file")
     args = parser.parse_args(argv)
-    items = load_paraphrases()
+    everything = load_paraphrases()
+    updates = [i for i in everything if i.kind == "update"]
+    tasks = [i for i in everything if i.kind == "task"]
+    # alternate the kinds, so that a run stopped early still covers both
+    items = [x for pair in zip(updates, tasks) for x in pair] + updates[len(tasks):] + tasks[len(updates):]
     if args.quick:
-        items = [i for i in items if i.kind == "update"][:5] + [i for i in items if i.kind == "task"][:5]
+        items = items[:10]
     place = setting()
     out: dict = {"benchmark": "paraphrases", "items": len(items)}
     rows: dict = {}
@@ -47,8 +51,16 @@ def main(argv: list[str] | None = None) -> int:
         if not args.rules_only and url:
             interpreters["local-llm"] = local_interpreter(url)
         for label, interpreter in interpreters.items():
-            result = evaluate(interpreter, items, place,
-                              on_item=lambda r: print(f"{r['id']} {r['correct']} {r['seconds']}s", file=sys.stderr))
+            done: list[dict] = []
+
+            def on_item(row: dict, label: str = label, done: list = done) -> None:
+                print(f"{label} {row['id']} classified={row['classified']} correct={row['correct']} "
+                      f"{row['seconds']}s", file=sys.stderr)
+                done.append(row)
+                if args.rows:  # kept up to date, so a run stopped early keeps what it measured
+                    write_atomic(args.rows, json.dumps({**rows, label: done}, indent=1) + "\n")
+
+            result = evaluate(interpreter, items, place, on_item=on_item)
             rows[label] = result.pop("rows")
             result["median_s_per_item"] = round(statistics.median(r["seconds"] for r in rows[label]), 3)
             result["tokens"] = interpreter.usage.total_tokens
