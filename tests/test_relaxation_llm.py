@@ -30,7 +30,8 @@ from servicerobot.planners.relaxation import (
 
 CASSETTE = Path(__file__).parent / "data" / "cm_relax_cassette.json"
 DATASET = Path(__file__).parent / "data" / "cm_instances"
-SHIFT_PLATE, NO_DRYER = 1, 0  # the frozen split's instances (problem_36 and problem_3 of the generated set of seed 0)
+NO_DRYER, APPLES, SHIFT_PLATE = 0, 1, 2  # the frozen split: problems 3, 5 and 36 of the generated set of seed 0
+REAL_CASSETTE = Path(__file__).parent / "data" / "cm_real_local_cassette.json"
 
 
 def _instance(index: int):
@@ -178,6 +179,20 @@ def test_a_model_error_becomes_a_failed_attempt():
     inst = generate_index(1, 0)
     result = relaxing_plan(inst.world(), inst.task, LLMRelaxInterpreter(Down()), get_planner("fast-downward"))
     assert not result.success and "server unreachable" in result.iterations[0]["messages"][0]
+
+
+def test_a_recorded_real_local_model_run_replays():
+    """Qwen2.5-Coder-0.5B (Q4_K_M, `servicerobot llm serve`, 2 outer x 1 inner iterations) recorded on CPU:
+    it answers with task text instead of PDDL, so nothing parses and nothing is planned."""
+    for index in (APPLES, SHIFT_PLATE):
+        inst = _instance(index)
+        interp = LLMRelaxInterpreter(Cassette(REAL_CASSETTE))
+        result = relaxing_plan(inst.world(), inst.task, interp, get_planner("fast-downward", timeout=20),
+                               max_outer=2, max_inner=1)
+        assert interp.calls == ["cm_problem", "cm_diagnose", "cm_correct", "cm_shift", "cm_relax",
+                                "cm_problem", "cm_diagnose", "cm_correct"]
+        assert not result.planned and result.failure == "planning" and result.relaxations == 1
+        assert all(it["status"] == "invalid" and "does not parse" in it["messages"][0] for it in result.iterations)
 
 
 @pytest.mark.skipif(not os.environ.get("SERVICEROBOT_LOCAL_LLM_URL"),
