@@ -1,11 +1,11 @@
 """Compact prompts for small local models: short messages, few-shot turns, and enum-constrained schemas.
 
 A small model on a CPU pays for every prompt token, so a compact request shows only what the answer may
-use: the entities of the retrieved facts (plus the speaker and the robot), facts as `subject relation
-object` lines, and the domain's vocabulary. The system prompt and the few-shot turns come first and never
-change, so a server that caches prompt prefixes (llama.cpp) evaluates them once. The JSON schemas list the
-allowed entity names, relations and types as enums, so a grammar-constrained server can only answer
-names that exist.
+use: the retrieved facts as `subject relation object` lines (not the robot's own, not static links between
+fixed things), the entities they name plus the rooms and the speaker, and the domain's vocabulary. The
+system prompt and the few-shot turns come first and never change, so llama.cpp reuses their evaluation.
+The JSON schemas make a grammar-constrained server answer only well-typed triplets and goals over the
+shown names, and only the domain's types and relations.
 """
 
 from __future__ import annotations
