@@ -7,7 +7,7 @@ the share of answers that parsed. The server is `$SERVICEROBOT_LOCAL_LLM_URL` (o
 started here (`servicerobot llm serve`).
 
     python benchmarks/llm_latency.py --items 20
-    python benchmarks/llm_latency.py --quick          # 4 items
+    python benchmarks/llm_latency.py --quick          # 2 items
 """
 
 from __future__ import annotations
@@ -58,11 +58,11 @@ def _stats(values: list[float]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=20, help="paraphrase items (half updates, half tasks)")
-    parser.add_argument("--quick", action="store_true", help="4 items")
+    parser.add_argument("--quick", action="store_true", help="2 items (6 calls)")
     parser.add_argument("--url", default=os.environ.get(LOCAL_LLM_URL_VAR), help="the local server's URL")
     parser.add_argument("--threads", type=int, default=None, help="model threads when a server is started")
     args = parser.parse_args(argv)
-    n = 4 if args.quick else args.items
+    n = 2 if args.quick else args.items
     everything = load_paraphrases()
     updates = [i for i in everything if i.kind == "update"]
     tasks = [i for i in everything if i.kind == "task"]

@@ -7,7 +7,7 @@ answer is written there. The model is the server at `$SERVICEROBOT_LOCAL_LLM_URL
 neither, `--serve` starts one (`servicerobot llm serve`), else only the rule interpreter is scored.
 
     python benchmarks/paraphrases.py --serve --rows paraphrase-rows.json
-    python benchmarks/paraphrases.py --quick            # 10 items
+    python benchmarks/paraphrases.py --quick            # 4 items
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from servicerobot.language.rule_interpreter import RuleInterpreter
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="5 updates and 5 tasks")
+    parser.add_argument("--quick", action="store_true", help="2 updates and 2 tasks (under a minute)")
     parser.add_argument("--url", default=os.environ.get(LOCAL_LLM_URL_VAR), help="the local server's URL")
     parser.add_argument("--serve", action="store_true", help="start the local server when no URL is given")
     parser.add_argument("--rules-only", action="store_true")
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     # alternate the kinds, so that a run stopped early still covers both
     items = [x for pair in zip(updates, tasks) for x in pair] + updates[len(tasks):] + tasks[len(updates):]
     if args.quick:
-        items = items[:10]
+        items = items[:4]
     place = setting()
     out: dict = {"benchmark": "paraphrases", "items": len(items)}
     rows: dict = {}
