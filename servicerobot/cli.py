@@ -204,6 +204,7 @@ def _llm(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `servicerobot` console script."""
     from servicerobot import __version__
+    from servicerobot.experiments.config import shipped_configs
 
     parser = argparse.ArgumentParser(prog="servicerobot", description=__doc__)
     parser.add_argument("--version", action="version", version=f"servicerobot {__version__}")
@@ -217,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--variant", default="search-rag", help="agent variant (see README)")
     demo.add_argument("--no-video", action="store_true", help="skip rendering (faster)")
     run = sub.add_parser("run", help="run an experiment grid (config x variant x seed) into JSONL; resumes")
-    run.add_argument("config", help="a YAML config file, or a shipped config name (smoke, l3mp_table1, l3mp_table2)")
+    run.add_argument("config", help="a YAML config file, or a shipped config name ("
+                     + ", ".join(sorted(shipped_configs())) + ")")
     run.add_argument("--out", help="results file (default results/<config name>.jsonl)")
     run.add_argument("--workers", type=int, default=None, help="parallel episodes (default: CPU count; 1 = serial)")
     run.add_argument("--ray-address", default=None,
