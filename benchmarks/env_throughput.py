@@ -21,10 +21,11 @@ import servicerobot  # noqa: F401
 from servicerobot.oracle import OracleAgent
 
 
-def _record(size: str, seeds: list[int]) -> list[list[str]]:
+def _record(env_id: str, seeds: list[int], **kwargs) -> list[list[str]]:
+    """The oracle's actions on each seeded episode of `env_id` (untimed)."""
     episodes = []
     for seed in seeds:
-        env = gym.make("ServiceRobot-v0", size=size)
+        env = gym.make(env_id, **kwargs)
         agent = OracleAgent.from_env(env)
         obs, _ = env.reset(seed=seed)
         actions = []
@@ -39,8 +40,9 @@ def _record(size: str, seeds: list[int]) -> list[list[str]]:
     return episodes
 
 
-def _household_rate(size: str, seeds: list[int], episodes: list[list[str]], min_steps: int) -> float:
-    env = gym.make("ServiceRobot-v0", size=size)
+def _replay_rate(env_id: str, seeds: list[int], episodes: list[list[str]], min_steps: int, **kwargs) -> float:
+    """Steps/s replaying recorded episodes (resets untimed) until at least `min_steps` steps."""
+    env = gym.make(env_id, **kwargs)
     steps, elapsed = 0, 0.0
     while steps < min_steps:
         for seed, actions in zip(seeds, episodes):
@@ -80,30 +82,8 @@ def _ai2thor_rate(seeds: list[int], min_steps: int) -> float | None:
 
     if importlib.util.find_spec("alfworld") is None:
         return None
-    episodes = []
-    for seed in seeds:
-        env = gym.make("ServiceRobot-AI2THOR-v0", scene="FloorPlan1")
-        agent = OracleAgent.from_env(env)
-        obs, _ = env.reset(seed=seed)
-        actions = []
-        while True:
-            actions.append(agent.act(obs))
-            obs, _, term, trunc, _ = env.step(actions[-1])
-            if term or trunc:
-                break
-        episodes.append(actions)
-    env = gym.make("ServiceRobot-AI2THOR-v0", scene="FloorPlan1")
-    steps, elapsed = 0, 0.0
-    while steps < min_steps:
-        for seed, actions in zip(seeds, episodes):
-            env.reset(seed=seed)
-            start = time.perf_counter()
-            for action in actions:
-                env.step(action)
-            elapsed += time.perf_counter() - start
-            steps += len(actions)
-    env.close()
-    return steps / elapsed
+    episodes = _record("ServiceRobot-AI2THOR-v0", seeds, scene="FloorPlan1")
+    return _replay_rate("ServiceRobot-AI2THOR-v0", seeds, episodes, min_steps, scene="FloorPlan1")
 
 
 def _cartpole_rate(n: int) -> float:
@@ -161,8 +141,8 @@ def main() -> None:
     if args.quick:
         args.episodes, args.steps = 1, min(args.steps, 2000)
     seeds = list(range(args.episodes))
-    episodes = _record(args.size, seeds)
-    household = _household_rate(args.size, seeds, episodes, args.steps)
+    episodes = _record("ServiceRobot-v0", seeds, size=args.size)
+    household = _replay_rate("ServiceRobot-v0", seeds, episodes, args.steps, size=args.size)
     cartpole = _cartpole_rate(50000)
     steady = _steady_rate(args.size, args.steps)
     ai2thor = _ai2thor_rate(seeds, args.steps)
