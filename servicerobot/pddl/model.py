@@ -42,6 +42,7 @@ __all__ = [
     "Truth",
     "TypeHierarchy",
     "WhenEffect",
+    "effect_predicates",
     "format_params",
 ]
 
@@ -148,19 +149,11 @@ class Predicate:
 
 
 @dataclass(frozen=True)
-class Function:
-    """A numeric function signature: `(road-length ?a - place ?b - place)`; only static action costs are read."""
+class Function(Predicate):
+    """A numeric function signature: `(road-length ?a - place ?b - place)`; only static action costs are read.
 
-    name: str
-    params: Params = ()
-
-    @property
-    def arity(self) -> int:
-        """The number of arguments."""
-        return len(self.params)
-
-    def __str__(self) -> str:
-        return f"({self.name}{' ' if self.params else ''}{format_params(self.params)})"
+    The same shape as a `Predicate` (name, typed parameters), a different kind: the two never compare equal.
+    """
 
 
 @dataclass(frozen=True)
@@ -275,6 +268,17 @@ class WhenEffect:
 
 
 Effect = AddEffect | DelEffect | ForallEffect | WhenEffect
+
+
+def effect_predicates(effects: tuple[Effect, ...]) -> set[str]:
+    """The predicates `effects` may change, through `forall` and `when` too."""
+    found: set[str] = set()
+    for e in effects:
+        if isinstance(e, (AddEffect, DelEffect)):
+            found.add(e.atom.predicate)
+        elif isinstance(e, (ForallEffect, WhenEffect)):
+            found |= effect_predicates(e.effects)
+    return found
 
 CostTerm = float | AtomF
 """One `(increase (total-cost) x)` of an action: a number, or a static function term such as

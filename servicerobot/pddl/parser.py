@@ -23,17 +23,14 @@ from servicerobot.pddl.model import (
     ROOT_TYPE,
     TRUE,
     Action,
-    AddEffect,
-    DelEffect,
     Derived,
     Domain,
-    ForallEffect,
     Function,
     Or,
     Predicate,
     Problem,
     TypeHierarchy,
-    WhenEffect,
+    effect_predicates,
 )
 from servicerobot.pddl.sexpr import SList, Token, parse_sexpr
 
@@ -255,16 +252,6 @@ def _derived(
     return result
 
 
-def _effect_predicates(effects: tuple) -> set[str]:
-    found: set[str] = set()
-    for e in effects:
-        if isinstance(e, (AddEffect, DelEffect)):
-            found.add(e.atom.predicate)
-        elif isinstance(e, (ForallEffect, WhenEffect)):
-            found |= _effect_predicates(e.effects)
-    return found
-
-
 def _action(rd: Reader, section: SList, fr: FormulaReader) -> Action:
     if len(section) < 2:
         rd.syntax("expected '(:action <name> :parameters (...) :precondition ... :effect ...)'", section)
@@ -327,7 +314,7 @@ def parse_domain(text: str, source: str = "") -> Domain:
         action = _action(rd, section, fr)
         if action.name in actions:
             rd.semantic(f"action {action.name!r} is defined twice", section)
-        changed = _effect_predicates(action.effects) & derived.keys()
+        changed = effect_predicates(action.effects) & derived.keys()
         if changed:
             rd.semantic(f"action {action.name!r} changes the derived predicate {min(changed)!r}; derived "
                         "predicates follow from their rule and no effect may set them", section)

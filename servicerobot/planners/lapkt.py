@@ -50,7 +50,6 @@ from servicerobot.pddl.model import (
     AddEffect,
     And,
     AtomF,
-    DelEffect,
     Domain,
     Effect,
     Exists,
@@ -64,6 +63,7 @@ from servicerobot.pddl.model import (
     Problem,
     Truth,
     WhenEffect,
+    effect_predicates,
 )
 from servicerobot.pddl.parser import parse_domain, parse_problem
 from servicerobot.pddl.writer import write_domain, write_problem
@@ -166,16 +166,6 @@ def _simplify_effects(effects: tuple[Effect, ...], empty: set[str]) -> tuple[Eff
     return tuple(out)
 
 
-def _effect_predicates(effects: tuple[Effect, ...]) -> set[str]:
-    found: set[str] = set()
-    for e in effects:
-        if isinstance(e, (AddEffect, DelEffect)):
-            found.add(e.atom.predicate)
-        elif isinstance(e, (ForallEffect, WhenEffect)):
-            found |= _effect_predicates(e.effects)
-    return found
-
-
 def prepare_domain(domain: Domain, objects: Mapping[str, str]) -> tuple[Domain, bool]:
     """The domain as LAPKT 0.2.1 can run it for these objects, and whether the guard fluent was added.
 
@@ -194,7 +184,7 @@ def prepare_domain(domain: Domain, objects: Mapping[str, str]) -> tuple[Domain, 
         actions[name] = dataclasses.replace(  # cost=(): LAPKT's width-based search minimises plan length
             action, precondition=precondition, effects=_simplify_effects(action.effects, empty), cost=()
         )
-    fluents = set().union(*(_effect_predicates(a.effects) for a in actions.values()))
+    fluents = set().union(*(effect_predicates(a.effects) for a in actions.values()))
     guarded = False
     for name, action in actions.items():
         if not any(isinstance(c, AtomF) and c.predicate in fluents for c in conjuncts(action.precondition)):
