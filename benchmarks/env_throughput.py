@@ -2,7 +2,9 @@
 
 Prints one JSON line. The household actions are real: the oracle agent's actions are recorded on a few
 seeded episodes first (untimed), then the same episodes are replayed (timed) so that the mix of moves,
-pick-ups, failed actions and human events is what an agent sees. Usage:
+pick-ups, failed actions and human events is what an agent sees. `ratio_to_cartpole` replays houses the
+process has seen (their actions and goals compiled already, as with a fixed scene); `new_house_*` forgets
+that before every episode, as a new seed would. Usage:
 
     python benchmarks/env_throughput.py [--size default] [--episodes 3] [--steps 20000]
 """
@@ -19,6 +21,7 @@ import gymnasium as gym
 
 import servicerobot  # noqa: F401
 from servicerobot.oracle import OracleAgent
+from servicerobot.pddl import Interpreter
 
 
 def _record(env_id: str, seeds: list[int], **kwargs) -> list[list[str]]:
@@ -40,12 +43,20 @@ def _record(env_id: str, seeds: list[int], **kwargs) -> list[list[str]]:
     return episodes
 
 
-def _replay_rate(env_id: str, seeds: list[int], episodes: list[list[str]], min_steps: int, **kwargs) -> float:
-    """Steps/s replaying recorded episodes (resets untimed) until at least `min_steps` steps."""
+def _replay_rate(env_id: str, seeds: list[int], episodes: list[list[str]], min_steps: int, cold: bool = False,
+                 **kwargs) -> float:
+    """Steps/s replaying recorded episodes (resets untimed) until at least `min_steps` steps.
+
+    Replays see each house again, so the interpreter shared by that universe has its actions grounded and
+    goals compiled already (as over a fixed scene); `cold=True` forgets them before every episode, as an
+    episode over a new house (a new seed) would.
+    """
     env = gym.make(env_id, **kwargs)
     steps, elapsed = 0, 0.0
     while steps < min_steps:
         for seed, actions in zip(seeds, episodes):
+            if cold:
+                Interpreter.clear_shared()
             env.reset(seed=seed)
             start = time.perf_counter()
             for action in actions:
@@ -143,12 +154,15 @@ def main() -> None:
     seeds = list(range(args.episodes))
     episodes = _record("ServiceRobot-v0", seeds, size=args.size)
     household = _replay_rate("ServiceRobot-v0", seeds, episodes, args.steps, size=args.size)
+    household_cold = _replay_rate("ServiceRobot-v0", seeds, episodes, args.steps, cold=True, size=args.size)
     cartpole = _cartpole_rate(50000)
     steady = _steady_rate(args.size, args.steps)
     ai2thor = _ai2thor_rate(seeds, args.steps)
     print(json.dumps({
         "benchmark": "env_throughput", "size": args.size, "steps_per_s": round(household, 1),
         "cartpole_steps_per_s": round(cartpole, 1), "ratio_to_cartpole": round(household / cartpole, 3),
+        "new_house_steps_per_s": round(household_cold, 1),
+        "new_house_ratio_to_cartpole": round(household_cold / cartpole, 3),
         "steady_steps_per_s": round(steady, 1), "steady_ratio_to_cartpole": round(steady / cartpole, 3),
         "render_fps": round(_render_fps(args.size, 200), 1), "memory_mb_per_env": round(_memory_per_env(args.size), 2),
         "recorded_steps_per_pass": sum(len(e) for e in episodes), "cpus": os.cpu_count(),

@@ -118,7 +118,7 @@ class ServiceRobotEnv(gym.Env):
         self.action_space = spaces.Text(max_length=512, min_length=0, charset=CHARSET)
         self._task = None
         self._overlay: dict[str, Any] = {}
-        self._percept_cache: tuple[Any, str] = (None, "")
+        self._percept_json: dict[int, tuple[Any, str]] = {}  # id(percept) -> (percept, its JSON)
         self._no_entities = np.zeros(n, dtype=np.int8)
 
     # ------------------------------------------------------------------ gym API
@@ -221,6 +221,8 @@ class ServiceRobotEnv(gym.Env):
         return utterances
 
     def _tell(self, events: list) -> list[Utterance]:
+        if not events:
+            return []
         # One draw per event whatever the mode, so every mode sees the same episode.
         draws = [self._speech_rng.random() < self.verbal_share for _ in events]
         told = [d and self.update_mode != "visual" for d in draws]
@@ -237,11 +239,16 @@ class ServiceRobotEnv(gym.Env):
         else:
             percept = self.world.percept()
             visible = self.world.visible_mask()
-        if percept is not self._percept_cache[0]:  # worlds return the same dict while nothing changed
-            self._percept_cache = (percept, _dumps(percept))
+        # Worlds return the same dict while nothing changed (and may return an earlier one again, e.g. the
+        # robot's own facts when it walks back into a room), so JSON is kept per dict for recent ones.
+        cached = self._percept_json.get(id(percept))
+        if cached is None or cached[0] is not percept:
+            if len(self._percept_json) >= 256:
+                self._percept_json.clear()
+            cached = self._percept_json[id(percept)] = (percept, _dumps(percept))
         return {
             "utterances": _dumps(said) if said else "[]",
-            "percept": self._percept_cache[1],
+            "percept": cached[1],
             "prior": prior,
             "action_result": result,
             "robot_room": self.world.robot_room_index(),

@@ -199,7 +199,10 @@ def _compile_all(items: tuple) -> Test:
             return subset(state) and disjoint(state)
 
         return all_literals
+    pairs, rest = _implications(rest)
     tests = tuple(compile_test(item) for item in rest)
+    if pairs is not None:
+        tests = (pairs, *tests)
     if pos and neg:
         tests = (subset, disjoint, *tests)
     elif pos:
@@ -214,6 +217,39 @@ def _compile_all(items: tuple) -> Test:
         return True
 
     return all_tests
+
+
+def _implications(items: list) -> tuple[Test | None, list]:
+    """One test for the `(or p (not n))` items of a conjunction (the ground form of a quantified `imply`),
+    and the other items.
+
+    The conjunction fails only where some `n` holds and its `p` does not, so the test looks up the few
+    `n` that hold (one C-level set intersection) instead of calling one closure per object.
+    """
+    need: dict[Atom, list[Atom]] = {}
+    other = []
+    for item in items:
+        if isinstance(item, GAny) and len(item.items) == 2:
+            a, b = item.items
+            if isinstance(a, GNot) and isinstance(b, Atom):
+                a, b = b, a
+            if isinstance(a, Atom) and isinstance(b, GNot):
+                need.setdefault(b.atom, []).append(a)
+                continue
+        other.append(item)
+    if len(need) < 4:  # not worth it: keep the per-item closures
+        return None, items
+    triggers = frozenset(need)
+    needed = {n: tuple(ps) for n, ps in need.items()}
+
+    def implications(state: State) -> bool:
+        for n in triggers.intersection(state):
+            for p in needed[n]:
+                if p not in state:
+                    return False
+        return True
+
+    return implications, other
 
 
 def _compile_any(items: tuple) -> Test:

@@ -31,6 +31,7 @@ from servicerobot.pddl.grounding import (
 from servicerobot.pddl.model import Action, AtomF, Domain, Formula, Problem
 from servicerobot.pddl.sexpr import parse_sexpr
 from servicerobot.pddl.successors import applicable_actions
+from servicerobot.pddl.templates import ActionTemplate, action_template
 from servicerobot.pddl.writer import format_formula
 
 __all__ = ["GroundAction", "Interpreter"]
@@ -39,6 +40,28 @@ _EXPECTED_FORM = (
     "expected one action like '(pick-up robot mug_1 table_1 kitchen)' "
     "or 'pick-up robot mug_1 table_1 kitchen'"
 )
+
+
+# Templates depend only on the domain: one table per domain object, shared by every interpreter over it.
+_TEMPLATES: dict[int, tuple[Domain, dict[str, ActionTemplate | None]]] = {}
+
+
+_SHARED: dict[tuple, Interpreter] = {}
+
+
+def _templates(domain: Domain) -> dict[str, ActionTemplate | None]:
+    entry = _TEMPLATES.get(id(domain))
+    if entry is None or entry[0] is not domain:
+        if len(_TEMPLATES) >= 64:
+            _TEMPLATES.clear()
+        entry = _TEMPLATES[id(domain)] = (domain, {name: action_template(action, domain.constants)
+                                                   for name, action in domain.actions.items()})
+    return entry[1]
+
+
+def _shown(name: str, args: tuple[str, ...]) -> str:
+    """`(name args...)` for an error message."""
+    return _ascii_text(f"({' '.join((name, *args))})")
 
 
 def _ascii_text(text: str) -> str:
@@ -110,6 +133,8 @@ class Interpreter:
         self._ground: dict[tuple, GroundAction] = {}
         self._compiled: dict[GroundAction, _Compiled] = {}
         self._goals: dict[object, Goal] = {}
+        self._parsed: dict[str, GroundAction] = {}  # action text -> its ground action
+        self._templates = _templates(domain)
         self.values: Mapping[Atom, float] = MappingProxyType(dict(values or {}))
         self.axioms: Axioms | None = None
         if domain.derived:
@@ -124,6 +149,28 @@ class Interpreter:
     def __reduce__(self) -> tuple:
         # compiled closures cannot be pickled; rebuild from the domain and objects instead
         return (type(self), (self.domain, dict(self.universe.objects), dict(self.values)))
+
+    @classmethod
+    def shared(cls, domain: Domain, objects: Mapping[str, str]) -> Interpreter:
+        """An interpreter over `objects`, reused from a recent call with the same domain and objects.
+
+        Episodes over the same universe (a fixed FloorPlan or 3D scene graph, or a replayed seed) then find
+        their actions grounded and their goals compiled already. Interpreters hold no state of the world,
+        only what `domain` and `objects` determine, so sharing one is safe; the last 8 universes are kept.
+        """
+        key = (id(domain), tuple(objects.items()))
+        found = _SHARED.pop(key, None)
+        if found is None or found.domain is not domain:
+            found = cls(domain, objects)
+            while len(_SHARED) >= 8:
+                del _SHARED[next(iter(_SHARED))]
+        _SHARED[key] = found  # most recent last
+        return found
+
+    @staticmethod
+    def clear_shared() -> None:
+        """Forget the interpreters `shared` keeps (benchmarks use it to time episodes over new universes)."""
+        _SHARED.clear()
 
     @classmethod
     def for_problem(cls, domain: Domain, problem: Problem) -> Interpreter:
@@ -157,7 +204,7 @@ class Interpreter:
             if not isinstance(arg, str):
                 raise ActionError(f"the arguments of {name!a} must be object names (strings), got {arg!a}")
         lname = name.strip().lower()
-        largs = tuple(arg.strip().lower() for arg in raw)
+        largs = tuple([arg.strip().lower() for arg in raw])
         ga = self._ground.get((lname, largs))
         if ga is None:
             action = self.domain.actions.get(lname)
@@ -166,27 +213,30 @@ class Interpreter:
                     f"unknown action {name!a}{did_you_mean(lname, self.domain.actions)}; the actions are "
                     f"{name_list(self.domain.actions)}"
                 )
-            shown = _ascii_text(f"({' '.join((lname, *largs))})")
             if len(largs) != action.arity:
                 raise ActionError(
                     f"wrong arity: {lname} takes {action.arity} argument{'s' if action.arity != 1 else ''} "
-                    f"{action.signature()}, but {shown} has {len(largs)}"
+                    f"{action.signature()}, but {_shown(lname, largs)} has {len(largs)}"
                 )
-            is_subtype = self.domain.types.is_subtype
+            objects, is_subtype = self.universe.objects, self.domain.types.is_subtype
             for arg, (var, typ) in zip(largs, action.params):
-                otype = self.universe.objects.get(arg)
+                otype = objects.get(arg)
                 if otype is None:
                     raise ActionError(
-                        f"unknown object {arg!a} in {shown}{did_you_mean(arg, self.universe.objects)}"
+                        f"unknown object {arg!a} in {_shown(lname, largs)}{did_you_mean(arg, objects)}"
                     )
-                if not is_subtype(otype, typ):
+                if otype != typ and not is_subtype(otype, typ):
                     raise ActionError(
                         f"{arg} is {article(otype)}, but parameter {var} of {lname} needs {article(typ)}"
                     )
             ga = GroundAction(lname, largs)
             binding = dict(zip((var for var, _ in action.params), largs))
-            pre = compile_test(ground_formula(action.precondition, binding, self.universe))
-            effects = compile_effects(action.effects, binding, self.universe)
+            template = self._templates[lname]
+            if template is not None:
+                pre, effects = template.instantiate(largs, self.universe)
+            else:
+                pre = compile_test(ground_formula(action.precondition, binding, self.universe))
+                effects = compile_effects(action.effects, binding, self.universe)
             self._compiled[ga] = _Compiled(action, binding, pre, effects)
             self._ground[(lname, largs)] = ga
         self._ground[(name, raw)] = ga
@@ -200,6 +250,17 @@ class Interpreter:
         Raises:
             ActionError: anything but one well-formed, known, well-typed action (never another error).
         """
+        try:
+            return self._parsed[text]
+        except (KeyError, TypeError):
+            pass
+        ga = self._parse_new(text)
+        if len(self._parsed) >= 65536:  # agents that invent endless spellings must not grow it forever
+            self._parsed.clear()
+        self._parsed[text] = ga
+        return ga
+
+    def _parse_new(self, text: object) -> GroundAction:
         if not isinstance(text, str):
             raise ActionError(f"{_EXPECTED_FORM}, got {type(text).__name__}")
         body = text.strip()

@@ -8,6 +8,7 @@ relocations) target them on purpose, as in L3M+P's embodied evaluation.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,6 +50,19 @@ BACKGROUND_WEIGHTS: dict[str, float] = {
     "move": 4.0, "dirty": 2.0, "clean": 1.0, "break": 0.6, "light": 2.0, "faucet": 0.8, "open": 0.8,
     "take": 1.0, "put_back": 1.5, "unmake": 0.8, "warm": 0.8, "soil": 1.0, "go": 2.0,
 }
+
+
+_DISTRIBUTION: list = [None, (), None]  # BACKGROUND_WEIGHTS' items -> (kinds, normalised weights)
+
+
+def _background_distribution() -> tuple[list[str], np.ndarray]:
+    """The kinds and probabilities of background events, recomputed only when BACKGROUND_WEIGHTS changes."""
+    items = tuple(BACKGROUND_WEIGHTS.items())
+    if items != _DISTRIBUTION[0]:
+        kinds = [k for k, _ in items]
+        p = np.array([w for _, w in items])
+        _DISTRIBUTION[:] = [items, kinds, p / p.sum()]
+    return _DISTRIBUTION[1], _DISTRIBUTION[2]
 
 
 def _prep(fixture_type: str) -> str:
@@ -94,11 +108,15 @@ class HumanProcess:
 
     def destinations(self, item: str, exclude: str | None) -> list[str]:
         """Fixtures a person could put `item` on or in (not `exclude`; washers and dryers take clothes only)."""
-        kind = self.scene.entities[item]
-        dests = [f for f in self.placeable if f != exclude
-                 and not (self.scene.entities[f].pddl_type in ("washer", "dryer") and kind.pddl_type != "clothing")
-                 and self.scene.accepts(f, item)]
-        return dests
+        return list(self.acceptable_fixtures(item, exclude))
+
+    def acceptable_fixtures(self, item: str, exclude: str | None) -> Iterator[str]:
+        """`destinations(item, exclude)` one at a time, for callers that stop at the first."""
+        entities, accepts = self.scene.entities, self.scene.accepts
+        clothing = entities[item].pddl_type == "clothing"
+        for f in self.placeable:
+            if f != exclude and (clothing or entities[f].pddl_type not in ("washer", "dryer")) and accepts(f, item):
+                yield f
 
     def place_atom(self, item: str, fixture: str) -> Atom:
         """`(on item fixture)` for surfaces, `(inside item fixture)` for containers."""
@@ -280,9 +298,8 @@ class HumanProcess:
     # ----------------------------------------------------------------- sampling
     def background(self, protected: frozenset[str], actor: str | None = None) -> HumanEvent | None:
         """A random everyday event by `actor` (default: a random person) that leaves `protected` alone."""
-        kinds = list(BACKGROUND_WEIGHTS)
-        p = np.array([BACKGROUND_WEIGHTS[k] for k in kinds])
-        kind = kinds[int(self.rng.choice(len(kinds), p=p / p.sum()))]
+        kinds, p = _background_distribution()
+        kind = kinds[int(self.rng.choice(len(kinds), p=p))]
         actors = [a for a in self.people if a not in protected] or self.people
         picked = self._pick(actors)
         actor = actor or picked

@@ -98,12 +98,18 @@ class TaskGenerator:
 
     # ------------------------------------------------------------------ task kinds
     def _pick_place(self, speaker: str) -> Task | None:
+        entities = self.scene.entities
+
         def dests_of(item: str) -> list[str]:
             src = self.state.location(item).args[1]
-            return [f for f in self.humans.destinations(item, src) if self.scene.entities[f].pddl_type != "sink"]
+            return [f for f in self.humans.destinations(item, src) if entities[f].pddl_type != "sink"]
+
+        def has_dest(item: str) -> bool:  # dests_of(item) != [], stopping at the first
+            src = self.state.location(item).args[1]
+            return any(entities[f].pddl_type != "sink" for f in self.humans.acceptable_fixtures(item, src))
 
         # Only items with somewhere else to go (a simulator's receptacle rules may leave an item none).
-        item = self._pick([i for i in self._free_items() if dests_of(i)])
+        item = self._pick([i for i in self._free_items() if has_dest(i)])
         if item is None:
             return None
         dest = self._pick(dests_of(item))

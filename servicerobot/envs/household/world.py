@@ -93,7 +93,7 @@ class HouseholdWorld(World):
         self.entity_index = {name: i for i, name in enumerate(self.scene.entities)}
         self.room_index = {name: i for i, name in enumerate(self.scene.room_names)}
         self.state = HouseholdState(self.scene, self.scene.init)
-        self.interpreter = Interpreter(self.domain, self.scene.objects)
+        self.interpreter = Interpreter.shared(self.domain, self.scene.objects)
         self.humans = HumanProcess(self.state, human_seed, self.options.partial_prob)
         self.tasks = TaskGenerator(self.humans, task_seed, self.options.steps_per_goal_object)
         self.rng = task_seed
@@ -102,6 +102,7 @@ class HouseholdWorld(World):
         self._disturb_at: dict[int, str] = {}
         self._percept_cache: tuple[tuple, dict] | None = None
         self._self_cache: tuple[int, dict] | None = None
+        self._self_percepts: dict[tuple, dict] = {}
         self._mask_cache: tuple[dict, np.ndarray] | None = None
         if self.executor is not None:
             self.executor.reset(self.scene, self.state.atoms, np.random.default_rng(int(rng.integers(2**63))))
@@ -119,11 +120,13 @@ class HouseholdWorld(World):
 
         Besides the domain's actions the robot may `(wait)`: a no-op that is never an error.
         """
-        if isinstance(action, str) and action.strip().lower() in ("(wait)", "wait"):
+        if action == "(wait)":
             return "(wait)", ""
         try:
             ground = self.interpreter.parse_action(action)
         except ActionError as exc:
+            if isinstance(action, str) and action.strip().lower() in ("(wait)", "wait"):
+                return "(wait)", ""
             return action if isinstance(action, str) else repr(action), str(exc)
         reason = self.interpreter.why_not(ground, self.state.atoms)
         if reason is not None:
@@ -243,9 +246,13 @@ class HouseholdWorld(World):
         """What the robot knows of itself without looking around: its room and its own facts."""
         if self._self_cache is not None and self._self_cache[0] == self.state.version:
             return self._self_cache[1]
-        room = self.state.robot_room()
-        facts = [atom_to_triplet(a) for a in sorted(self.state.about(ROBOT))]
-        result = {"room": room, "entities": {ROBOT: "robot"}, "facts": facts, "observed": [ROBOT]}
+        about = tuple(sorted(self.state.about(ROBOT)))
+        result = self._self_percepts.get(about)
+        if result is None:  # the same dict for the same facts, so the env's JSON cache finds it
+            facts = [atom_to_triplet(a) for a in about]
+            result = {"room": self.state.robot_room(), "entities": {ROBOT: "robot"}, "facts": facts,
+                      "observed": [ROBOT]}
+            self._self_percepts[about] = result
         self._self_cache = (self.state.version, result)
         return result
 
