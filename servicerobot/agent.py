@@ -41,7 +41,7 @@ from servicerobot.memory.verifier import Verifier
 from servicerobot.pddl import Atom, Domain, Problem, val_validate, write_domain, write_problem
 from servicerobot.pddl import Interpreter as PDDLInterpreter
 from servicerobot.planners import FastDownward, Planner
-from servicerobot.planners.goal_compilation import conjunctive_goal
+from servicerobot.planners.goal_compilation import conjunctive_goal, goal_names
 
 __all__ = ["VARIANTS", "AgentStep", "ServiceAgent", "default_interpreter"]
 
@@ -300,9 +300,7 @@ class ServiceAgent:
         if self.base_variant == "full-kg":
             return kg.facts
         facts = set(self._retrieve_for(task.text, task.speaker, task).facts)
-        names = set(_TOKEN.findall(task.goal))
-        for literal in self._pddl_interpreter().compile_goal(task.goal).unsatisfied(kg.facts):
-            names.update(_TOKEN.findall(literal))
+        names = goal_names(task.goal, self._pddl_interpreter().compile_goal(task.goal), kg.facts)
         for name in names:
             if kg.has_entity(name):
                 facts.update(kg.facts_about(name))

@@ -14,10 +14,16 @@ __all__ = ["main"]
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from servicerobot.errors import ServiceRobotError
     from servicerobot.experiments.demo import print_summary, run_demo
 
-    rows = run_demo(args.out, episodes=args.episodes, tasks=args.tasks, size=args.size, seed=args.seed,
-                    variant=args.variant, video=not args.no_video)
+    llm = {k: v for k, v in (("timeout", args.llm_timeout), ("max_retries", args.llm_max_retries)) if v is not None}
+    try:
+        rows = run_demo(args.out, episodes=args.episodes, tasks=args.tasks, size=args.size, seed=args.seed,
+                        variant=args.variant, video=not args.no_video, interpreter=args.interpreter, llm=llm)
+    except ServiceRobotError as error:
+        print(f"servicerobot demo: {error}", file=sys.stderr)
+        return 2
     print_summary(rows, Path(args.out))
     return 0
 
@@ -217,6 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--variant", default="search-rag", help="agent variant (see README)")
     demo.add_argument("--no-video", action="store_true", help="skip rendering (faster)")
+    demo.add_argument("--interpreter", default="default", choices=["default", "rules", "llm", "local-llm"],
+                      help="how the agent reads language (as agent.interpreter in a config); default: a model "
+                           "when OPENAI_BASE_URL or OPENAI_API_KEY is set, else the rules")
+    demo.add_argument("--llm-timeout", type=float, default=None, help="seconds per language-model request")
+    demo.add_argument("--llm-max-retries", type=int, default=None,
+                      help="retries after a failed or malformed model answer")
     run = sub.add_parser("run", help="run an experiment grid (config x variant x seed) into JSONL; resumes")
     run.add_argument("config", help="a YAML config file, or a shipped config name ("
                      + ", ".join(sorted(shipped_configs())) + ")")

@@ -6,18 +6,14 @@ which no real agent may do. It proves that generated tasks are solvable and boun
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from servicerobot.pddl import Problem
 from servicerobot.planners import FastDownward, Planner
-from servicerobot.planners.goal_compilation import conjunctive_goal
+from servicerobot.planners.goal_compilation import conjunctive_goal, goal_names
 from servicerobot.scenes.household import ROBOT
 
 __all__ = ["OracleAgent", "relevant_problem"]
-
-_TOKEN = re.compile(r"[a-z0-9_\-]+")
-
 
 def relevant_problem(world, goal: str) -> Problem:
     """A planning problem over the true state, pruned to the items the goal depends on.
@@ -28,10 +24,7 @@ def relevant_problem(world, goal: str) -> Problem:
     """
     scene, state = world.scene, world.state
     compiled = world.interpreter.compile_goal(goal)
-    keep_items = set(_TOKEN.findall(goal))
-    for literal in compiled.unsatisfied(state.atoms):
-        keep_items.update(_TOKEN.findall(literal))
-    keep_items.update(state.held_by(ROBOT))
+    keep_items = goal_names(goal, compiled, state.atoms) | set(state.held_by(ROBOT))
     objects = {name: e.pddl_type for name, e in scene.entities.items()
                if e.pos is not None or e.pddl_type in ("room", "person", "robot") or name in keep_items}
     init = frozenset(a for a in state.atoms if all(arg in objects for arg in a.args))

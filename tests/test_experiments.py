@@ -199,6 +199,29 @@ def test_demo_writes_videos_and_a_summary(tmp_path):
     assert json.loads((tmp_path / "summary.json").read_text()) == rows
 
 
+def test_demo_takes_the_interpreter_and_llm_flags(tmp_path, monkeypatch, capsys):
+    """`demo --interpreter llm` without a configured server says what to set (exit 2); with a server the
+    flags reach the client (a server that always fails: each failed call is one request, no retries)."""
+    from misbehaving_server import MisbehavingServer, status
+
+    from servicerobot.cli import main
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = ["demo", "--no-video", "--episodes", "1", "--tasks", "1", "--size", "small", "--out", str(tmp_path)]
+    assert main([*args, "--interpreter", "llm"]) == 2
+    assert "OPENAI_BASE_URL" in capsys.readouterr().err
+    pytest.importorskip("openai")
+    with MisbehavingServer(status(500)) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        assert main([*args, "--interpreter", "llm", "--llm-timeout", "2", "--llm-max-retries", "0"]) == 0
+        requests = server.requests
+    (row,) = json.loads((tmp_path / "summary.json").read_text())
+    failed_calls = row["failures"]["language model failed"]
+    assert row["tasks_completed"] == 0 and failed_calls >= 1
+    assert requests == failed_calls  # --llm-max-retries 0: one request per call (the default retries)
+
+
 def test_bench_collects_each_scripts_last_json_line(tmp_path, capsys):
     from servicerobot.cli import main
 

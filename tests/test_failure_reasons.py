@@ -141,3 +141,27 @@ def test_planner_statuses_map_to_reasons_with_the_planner_message(status, messag
 
     failure = planner_failure(PlanResult(PlanStatus[status], planner="fd", message=message), step=7)
     assert (failure.reason, failure.step) == (reason, 7) and message in failure.detail
+
+
+def test_a_plan_that_does_not_reach_the_goal_is_rejected():
+    """A planner that answers SOLVED with a plan that leaves the goal false on memory (here: one move)."""
+    from servicerobot.agent import ServiceAgent
+    from servicerobot.planners.base import PlanResult, PlanStatus
+
+    class WrongPlanner:
+        label = "wrong"
+
+        def solve(self, domain, problem):
+            robot_room = next(a for a in problem.init if a.predicate == "in-room" and a.args[0] == "robot")
+            door = next(a for a in problem.init if a.predicate == "connected" and a.args[0] == robot_room.args[1])
+            return PlanResult(PlanStatus.SOLVED, (f"(move robot {door.args[0]} {door.args[1]})",), "wrong")
+
+    env = gym.make("ServiceRobot-v0", **ENV)
+    obs, _ = env.reset(seed=0)
+    agent = ServiceAgent.from_env(env, planner=WrongPlanner(), fallback_to_full=False)
+    for _ in range(3):
+        obs, *_ = env.step(agent.act(obs))
+    reasons = [f.reason for f in agent.failures]
+    assert reasons and set(reasons) == {"plan rejected"}
+    assert "wrong's plan of 1 step(s) does not reach the goal on memory" in agent.failures[0].detail
+    assert agent.summary()["failures"]["plan rejected"] == len(reasons)

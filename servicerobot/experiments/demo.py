@@ -37,13 +37,18 @@ def belief_line(agent, limit: int = 4) -> str:
 
 
 def run_demo(out: str | Path, episodes: int = 2, tasks: int = 3, size: str = "default", seed: int = 0,
-             variant: str = "search-rag", video: bool = True) -> list[dict]:
-    """Run the episodes, write `episode-N.mp4` files and `summary.json` into `out`; return the rows."""
+             variant: str = "search-rag", video: bool = True, interpreter: str = "default",
+             llm: dict | None = None) -> list[dict]:
+    """Run the episodes, write `episode-N.mp4` files and `summary.json` into `out`; return the rows.
+
+    `interpreter` and `llm` are a config's `agent.interpreter` and `agent.llm` (see `make_interpreter`).
+    """
     import gymnasium as gym
     from tqdm import tqdm
 
     import servicerobot  # noqa: F401
     from servicerobot.agent import ServiceAgent
+    from servicerobot.experiments.episode import make_interpreter
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -55,7 +60,7 @@ def run_demo(out: str | Path, episodes: int = 2, tasks: int = 3, size: str = "de
                                            episode_trigger=lambda _: True, disable_logger=True)
     rows = []
     for episode in range(episodes):
-        agent = ServiceAgent.from_env(env, variant=variant)
+        agent = ServiceAgent.from_env(env, variant=variant, interpreter=make_interpreter(interpreter, llm or {}))
         obs, info = env.reset(seed=seed + episode)
         steps, start = 0, time.perf_counter()
         with tqdm(total=info["tasks_total"], desc=f"episode {episode}", unit="task", leave=False,

@@ -17,7 +17,7 @@ from typing import Any
 
 from servicerobot.experiments.config import EnvConfig, EpisodeSpec
 
-__all__ = ["GoalScorer", "KGScorer", "make_agent", "make_env", "run_episode"]
+__all__ = ["GoalScorer", "KGScorer", "make_agent", "make_env", "make_interpreter", "run_episode"]
 
 _ENVS: dict[str, Any] = {}  # one env per setting and worker process: worlds are rebuilt by reset(seed)
 MEMORY_FREE = ("oracle", "static", "visual-only")  # variants whose memory is not scored against updates
@@ -50,12 +50,18 @@ def make_agent(variant: str, env, options: dict[str, Any] | None = None):
         return OracleAgent.from_env(env, planner)
     from servicerobot.agent import ServiceAgent
 
-    interpreter = _interpreter(options.pop("interpreter", "default"), options.pop("llm", None) or {})
+    interpreter = make_interpreter(options.pop("interpreter", "default"), options.pop("llm", None) or {})
     return ServiceAgent.from_env(env, variant=variant, interpreter=interpreter, planner=planner,
                                  keep_history=False, **options)
 
 
-def _interpreter(name: str, llm: dict[str, Any]):
+def make_interpreter(name: str, llm: dict[str, Any]):
+    """The language interpreter `agent.interpreter` names (default, rules, llm, local-llm) with its
+    `agent.llm` options (timeout, max_retries, backoff, model).
+
+    Raises:
+        ConfigError: an unknown name, or a model interpreter whose server is not configured.
+    """
     from servicerobot.agent import default_interpreter
     from servicerobot.experiments.config import ConfigError
 

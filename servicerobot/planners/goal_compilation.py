@@ -11,6 +11,7 @@ planner may miss a plan that only a different disjunct allows.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from servicerobot.errors import PDDLSemanticError
@@ -35,9 +36,25 @@ from servicerobot.pddl import (
     WhenEffect,
 )
 
-__all__ = ["achievable_literals", "conjunctive_goal"]
+__all__ = ["achievable_literals", "conjunctive_goal", "goal_names"]
 
 Literal = tuple[bool, Atom]  # (positive?, atom)
+
+_NAME = re.compile(r"[a-z0-9_\-]+")
+
+
+def goal_names(goal: str, compiled, state: frozenset[Atom]) -> set[str]:
+    """The names a goal depends on in `state`: those its text names and those of its ground literals (or
+    `or` / `exists` parts) that are false now. `compiled` is the goal's `servicerobot.pddl.Goal`.
+
+    The agent and the oracle keep exactly these items (and what the robot holds) in their planning
+    problems: an item outside them keeps satisfying the goal, since a household action changes only the
+    items it names.
+    """
+    names = set(_NAME.findall(goal))
+    for literal in compiled.unsatisfied(state):
+        names.update(_NAME.findall(literal))
+    return names
 
 
 def achievable_literals(domain: Domain) -> tuple[frozenset[str], frozenset[str]]:

@@ -32,17 +32,19 @@ class HouseholdState:
 
     def apply(self, add: frozenset[Atom], delete: frozenset[Atom]) -> None:
         """Delete then add (PDDL order), updating the indexes."""
-        delete = delete - add
+        if add and delete and not delete.isdisjoint(add):
+            delete = delete - add
         if not add and not delete:
             return
+        by_arg = self.by_arg
         for atom in delete:
-            if atom in self.atoms:
-                for arg in atom.args:
-                    self.by_arg[arg].discard(atom)
+            for arg in atom.args:
+                by_arg[arg].discard(atom)  # a no-op for atoms that were not true
         for atom in add:
             for arg in atom.args:
-                self.by_arg[arg].add(atom)
-        self.atoms = (self.atoms - delete) | add
+                by_arg[arg].add(atom)
+        atoms = self.atoms - delete if delete else self.atoms
+        self.atoms = atoms | add if add else atoms
         self.version += 1
 
     def about(self, entity: str) -> list[Atom]:
