@@ -152,7 +152,7 @@ class ServiceRobotEnv(gym.Env):
             raise gym.error.ResetNeeded("the episode is over: call reset() before step()")
         executed, error = self.world.execute(action if isinstance(action, str) else repr(action))
         self._step_in_task += 1
-        events = list(self.world.tick(self._task, self._step_in_task))
+        events = self.world.tick(self._task, self._step_in_task)
         utterances = self._tell(events)
         reward = -self.step_cost - (self.invalid_penalty if error else 0.0)
         terminated = truncated = False

@@ -322,6 +322,20 @@ class Interpreter:
             dels = frozenset(dels) - adds
         return adds, dels
 
+    def transition(self, ga: GroundAction, state: State) -> tuple[str | None, frozenset[Atom], frozenset[Atom]]:
+        """`(None, adds, deletes)` if `ga` is applicable in `state`, else `(why_not, {}, {})`: one lookup
+        for what a simulator step needs."""
+        entry = self._compiled.get(ga)
+        if entry is None or self.axioms is not None or not entry.pre(state):
+            reason = self.why_not(ga, state)
+            if reason is not None:
+                return reason, frozenset(), frozenset()
+            return None, *self.delta(ga, state)
+        effects = entry.effects
+        if effects.conditional:
+            return None, *self.delta(ga, state)
+        return None, effects.adds, effects.dels
+
     def apply(self, ga: GroundAction, state: State) -> State:
         """The successor state (deletes, then adds), without checking applicability."""
         entry = self._compiled.get(ga)

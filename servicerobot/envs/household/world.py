@@ -102,7 +102,8 @@ class HouseholdWorld(World):
         self._disturb_at: dict[int, str] = {}
         self._percept_cache: tuple[tuple, dict] | None = None
         self._self_cache: tuple[int, dict] | None = None
-        self._self_percepts: dict[tuple, dict] = {}
+        self._self_percepts: dict[frozenset, dict] = {}
+        self._goal_of: tuple[Task | None, object] = (None, None)  # the last task asked about, its Goal
         self._mask_cache: tuple[dict, np.ndarray] | None = None
         if self.executor is not None:
             self.executor.reset(self.scene, self.state.atoms, np.random.default_rng(int(rng.integers(2**63))))
@@ -128,10 +129,9 @@ class HouseholdWorld(World):
             if isinstance(action, str) and action.strip().lower() in ("(wait)", "wait"):
                 return "(wait)", ""
             return action if isinstance(action, str) else repr(action), str(exc)
-        reason = self.interpreter.why_not(ground, self.state.atoms)
+        reason, add, delete = self.interpreter.transition(ground, self.state.atoms)
         if reason is not None:
             return str(ground), f"{ground} is not applicable: {reason}"
-        add, delete = self.interpreter.delta(ground, self.state.atoms)
         if self.executor is not None:
             self._sync()
             error = self.executor.execute(ground, frozenset(add), frozenset(delete))
@@ -179,7 +179,9 @@ class HouseholdWorld(World):
         return Utterance(self.humans.describe.person(task.speaker), task.text, "task")
 
     def goal_holds(self, task: Task) -> bool:
-        return self.interpreter.compile_goal(task.goal).holds(self.state.atoms)
+        if self._goal_of[0] is not task:
+            self._goal_of = (task, self.interpreter.compile_goal(task.goal))
+        return self._goal_of[1].holds(self.state.atoms)
 
     def tick(self, task: Task | None, step_in_task: int) -> list[HumanEvent]:
         """Let people act for one step: maybe a task disturbance, maybe background events."""
@@ -246,13 +248,13 @@ class HouseholdWorld(World):
         """What the robot knows of itself without looking around: its room and its own facts."""
         if self._self_cache is not None and self._self_cache[0] == self.state.version:
             return self._self_cache[1]
-        about = tuple(sorted(self.state.about(ROBOT)))
-        result = self._self_percepts.get(about)
+        key = frozenset(self.state.by_arg[ROBOT])
+        result = self._self_percepts.get(key)
         if result is None:  # the same dict for the same facts, so the env's JSON cache finds it
-            facts = [atom_to_triplet(a) for a in about]
+            facts = [atom_to_triplet(a) for a in sorted(self.state.about(ROBOT))]
             result = {"room": self.state.robot_room(), "entities": {ROBOT: "robot"}, "facts": facts,
                       "observed": [ROBOT]}
-            self._self_percepts[about] = result
+            self._self_percepts[key] = result
         self._self_cache = (self.state.version, result)
         return result
 
