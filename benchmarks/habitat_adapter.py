@@ -8,7 +8,8 @@ adapter: over seeded generated scenes x robot poses (half the containers opened)
   and in the open ones), room facts and support facts (on / inside). Poses: random navigable points
   in a random room with a random heading, or the room's stand point (where `move` brings the robot).
 success: tasks completed by the oracle (symbolic and habitat) and by search-rag in "both" mode (habitat).
-speed: env steps/s (alternating moves to random rooms and waits), render() frames/s, look-arounds/s.
+speed: env steps/s (alternating moves to random rooms and waits), render() frames/s, look-arounds/s, with
+  the default look-around and with the previous round's (one tilt, no inspection).
 """
 
 from __future__ import annotations
@@ -35,16 +36,10 @@ def _ratio(hit: int, total: int) -> float | None:
 
 
 def _pose(ex, room, rng, where: str):
-    """A navigable robot position in `room`: its stand point (where `move` brings the robot) or random."""
+    """A free navigable robot position in `room`: its stand point (where `move` brings the robot) or random."""
     if where == "stand":
         return np.asarray(ex._stand_point(room.name))
-    x0, y0, w, h = room.rect
-    for _ in range(30):
-        cand = ex.sim.pathfinder.snap_point(np.array([x0 + rng.uniform(0.4, w - 0.4), 0.0,
-                                                      -(y0 + rng.uniform(0.4, h - 0.4))]))
-        if np.all(np.isfinite(cand)) and x0 < cand[0] < x0 + w and y0 < -cand[2] < y0 + h:
-            return np.asarray(cand)
-    return None
+    return ex.random_pose(room.name, rng)
 
 
 def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, **camera) -> dict:
@@ -54,6 +49,7 @@ def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, *
     counts = {k: [0, 0, 0] for k in keys}  # true positives, predicted, truth
     t0 = time.time()
     poses = 0
+    inspected = [0, 0.0]  # look-arounds that drove to containers to look in, metres driven for that
     for s in range(n_scenes):
         rng = np.random.default_rng([seed, s])
         sg = generate_3dsg(rng)
@@ -77,7 +73,11 @@ def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, *
             state.apply(frozenset({Atom("in-room", (ROBOT, room.name))}), frozenset(moved))
             truth = {e for e in state.visible() if types[e] not in ("room", "robot", "person")}
             seen, room_right = set(), set()
-            for sig in ex.sightings().values():
+            before = (ex.inspections, ex.inspection_distance)
+            sightings = ex.sightings()
+            inspected[0] += ex.inspections - before[0]
+            inspected[1] += ex.inspection_distance - before[1]
+            for sig in sightings.values():
                 name = ex.name_of_sid.get(sig.semantic_id)
                 if name is None:
                     continue
@@ -115,9 +115,11 @@ def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, *
         out[key] = {"precision": _ratio(hit, pred), "recall": _ratio(recall_hit, true),
                     "true_positives": hit, "predicted": pred, "truth": true}
     ex.close()
-    return {"scenes": n_scenes, "poses": poses, "pose": where, "views_per_percept": ex.headings,
-            "camera": f"{ex.width}x{ex.height} hfov {ex.hfov} pitch {ex.pitch}", "min_pixels": ex.min_pixels,
-            "seconds": round(time.time() - t0, 1), **out}
+    return {"scenes": n_scenes, "poses": poses, "pose": where, "views_per_look_around": ex.headings * len(ex.tilts),
+            "camera": f"{ex.width}x{ex.height} hfov {ex.hfov} tilts {list(ex.tilts)} at {ex.camera_height} m",
+            "inspect": ex.inspect, "inspections": inspected[0],
+            "inspection_metres_per_inspection": round(inspected[1] / inspected[0], 2) if inspected[0] else 0.0,
+            "min_pixels": ex.min_pixels, "seconds": round(time.time() - t0, 1), **out}
 
 
 def _episodes(simulator: str, variant: str, seeds: range, n_tasks: int) -> dict:
@@ -147,10 +149,11 @@ def _episodes(simulator: str, variant: str, seeds: range, n_tasks: int) -> dict:
             "seconds": round(time.time() - t0, 1), "completed_per_seed": per_seed}
 
 
-def speed(n_steps: int) -> dict:
+def speed(n_steps: int, **camera) -> dict:
     import gymnasium as gym
 
-    env = gym.make("ServiceRobot-Habitat-v0", simulator="habitat", render_mode="rgb_array", update_mode="both")
+    env = gym.make("ServiceRobot-Habitat-v0", simulator="habitat", render_mode="rgb_array", update_mode="both",
+                   **camera)
     env.reset(seed=0)
     world = env.unwrapped.world
     rng = np.random.default_rng(0)
@@ -166,6 +169,7 @@ def speed(n_steps: int) -> dict:
         frame = env.render()
     render_s = time.time() - t0
     executor = world.executor
+    inspections = executor.inspections
     t0 = time.time()
     for _ in range(n_steps // 4):
         executor.sightings()
@@ -173,7 +177,10 @@ def speed(n_steps: int) -> dict:
     env.close()
     return {"steps": n_steps, "steps_per_s": round(n_steps / step_s, 1), "render_fps": round(n_steps / render_s, 1),
             "frame": list(frame.shape), "look_arounds_per_s": round((n_steps // 4) / look_s, 1),
-            "look_around": f"{executor.headings} semantic+depth views at {executor.width}x{executor.height}",
+            "look_around": f"{executor.headings * len(executor.tilts)} semantic+depth views at "
+                           f"{executor.width}x{executor.height} (tilts {list(executor.tilts)}, inspect "
+                           f"{executor.inspect})", "look_arounds_that_inspected": executor.inspections - inspections,
+            "inspections_during_steps": inspections, "inspection_metres": round(executor.inspection_distance, 1),
             "note": "every other step is a move (geodesic walk + a new look-around percept), the rest (wait)"}
 
 
@@ -194,7 +201,9 @@ def main(argv: list[str] | None = None) -> None:
         n, m = (4, 5) if quick else (50, 20)
         result["adapter_random_poses"] = adapter(n, m, "random")
         result["adapter_stand_points"] = adapter(n, m, "stand")
-        result["adapter_random_poses_256x192"] = adapter(n, m, "random", width=256, height=192)
+        # Ablations: the look-around of the previous round (one tilt, no inspection), and two tilts alone.
+        result["adapter_random_poses_one_tilt_no_inspection"] = adapter(n, m, "random", pitch=-0.45, inspect=False)
+        result["adapter_random_poses_two_tilts_no_inspection"] = adapter(n, m, "random", inspect=False)
     if args.part in ("success", "all"):
         n, m = (3, 2) if quick else (50, 20)
         result["oracle_symbolic"] = _episodes("symbolic", "oracle", range(n), 3)
@@ -205,6 +214,7 @@ def main(argv: list[str] | None = None) -> None:
             "success": _ratio(sum(result["oracle_habitat"]["completed_per_seed"][:m]), 3 * m)}
     if args.part in ("speed", "all"):
         result["speed"] = speed(20 if quick else 200)
+        result["speed_one_tilt_no_inspection"] = speed(20 if quick else 200, pitch=-0.45, inspect=False)
     print(json.dumps(result, indent=1))
 
 

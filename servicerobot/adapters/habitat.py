@@ -28,6 +28,7 @@ __all__ = [
     "backproject",
     "household_percept",
     "observe",
+    "pixels_inside",
     "scene_graph_from_semantic_scene",
 ]
 
@@ -126,14 +127,15 @@ class SemanticIndex:
 
     def support(self, centre: np.ndarray, bottom: float, top: float, margin: float = 0.05
                 ) -> tuple[str, int] | None:
-        """("inside" | "on", semantic id) of the receptacle a box rests in (smallest wins) or on (the
-        closest top wins); inside beats on."""
+        """("inside" | "on", semantic id) of the receptacle a box rests in (smallest wins; never a surface)
+        or on (the closest top wins); inside beats on."""
         best = None
         for r in self._receptacles:
             lo, hi = r.lo, r.hi
             if not (lo[0] - margin <= centre[0] <= hi[0] + margin and lo[1] - margin <= centre[1] <= hi[1] + margin):
                 continue
-            if lo[2] - margin <= bottom and top <= hi[2] + margin:
+            # A thin item on a low table lies within its box's margin, but nothing goes inside a surface.
+            if class_type(r.class_) not in _SURFACES and lo[2] - margin <= bottom and top <= hi[2] + margin:
                 cand = (0, float(np.prod(r.size)), "inside", r.semantic_id)
             elif abs(bottom - hi[2]) <= margin:
                 cand = (1, abs(bottom - float(hi[2])), "on", r.semantic_id)
@@ -180,6 +182,19 @@ def backproject(view: View) -> np.ndarray:
     cam = np.stack([u[None, :] * d, -v[:, None] * d, -d], axis=-1)  # habitat cameras look along -z
     world = cam @ np.asarray(view.rotation, dtype=float).T + np.asarray(view.position, dtype=float)
     return _to_3dsg(world)
+
+
+def pixels_inside(views: list[View], lo: np.ndarray, hi: np.ndarray, margin: float = 0.02,
+                  max_range: float = 8.0) -> int:
+    """How many depth pixels of `views` land strictly inside the box lo..hi (3DSG) shrunk by `margin`: a
+    container's inside (its inner walls and what it holds), never its outer faces."""
+    lo, hi = np.asarray(lo, dtype=float) + margin, np.asarray(hi, dtype=float) - margin
+    count = 0
+    for view in views:
+        ok = (view.depth > 0) & (view.depth < max_range)
+        pts = backproject(view)[ok]
+        count += int(np.all((pts > lo) & (pts < hi), axis=1).sum())
+    return count
 
 
 def observe(views: list[View], index: SemanticIndex, min_pixels: int = 4, max_range: float = 8.0

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from servicerobot.adapters.habitat import SemanticIndex, View, household_percept, observe
+from servicerobot.adapters.habitat import SemanticIndex, View, household_percept, observe, pixels_inside
 from servicerobot.envs.executor import Executor
 from servicerobot.envs.habitat.stage import Stage, build_stage, from_habitat, to_habitat
 from servicerobot.errors import DependencyNotInstalled, SceneError
@@ -30,6 +30,7 @@ from servicerobot.scenes.household import ROBOT
 __all__ = ["HabitatExecutor", "import_habitat_sim"]
 
 _HIDDEN_Y = -30.0  # items people hold or that were thrown away wait below the floor
+_INSIDE_PIXELS = 30  # depth pixels inside a container's walls that show the robot its inside
 _INSTALL = ("habitat-sim is not installed. Install it with conda (`conda install habitat-sim -c conda-forge "
             "-c aihabitat`, add `headless` on a cluster), or run inside ../shared/habitat-sandbox "
             "(`run --pip -e . -- python ...`); or use simulator=\"symbolic\". The stage builder also needs "
@@ -59,8 +60,14 @@ class HabitatExecutor(Executor):
     Args:
         width, height: the perception camera (semantic + depth) resolution.
         render_width, render_height: the RGB camera `render()` shows.
-        headings: views of the look-around every percept is made of (evenly spread yaw).
-        pitch: camera pitch in radians (negative looks down); hfov in degrees.
+        headings: views per head tilt in the look-around every percept is made of (evenly spread yaw).
+        pitch: the head tilt(s) of the look-around in radians (negative looks down), one or a sequence: each
+            tilt adds `headings` views; the RGB camera uses the first. The default two (17 and 52 degrees
+            down) tile the view from 88 degrees down to 20 up (4:3 images, hfov 90). hfov in degrees.
+        camera_height: the head camera's height above the floor, metres.
+        inspect: look into the open front-opening containers (fridge, cabinet, wardrobe...) of the robot's
+            room that the look-around does not see into: the robot drives to each along the navmesh, looks
+            in and drives back (`inspections`, `inspection_distance` count what that costs).
         min_pixels, max_range: what counts as in view.
         gpu_device_id: habitat-sim's GPU; -1 renders without CUDA (EGL/llvmpipe on a CPU machine).
     """
@@ -68,12 +75,19 @@ class HabitatExecutor(Executor):
     name = "habitat"
 
     def __init__(self, width: int = 160, height: int = 120, render_width: int = 320, render_height: int = 240,
-                 headings: int = 4, pitch: float = -0.45, hfov: float = 90.0, min_pixels: int = 2,
-                 max_range: float = 8.0, gpu_device_id: int = -1, agent_radius: float = 0.2):
+                 headings: int = 4, pitch: float | tuple[float, ...] = (-0.3, -0.9), hfov: float = 90.0,
+                 min_pixels: int = 2, max_range: float = 8.0, gpu_device_id: int = -1, agent_radius: float = 0.2,
+                 camera_height: float = 1.5, inspect: bool = True):
         if headings < 1:
             raise SceneError(f"headings must be >= 1, got {headings}")
+        tilts = tuple(float(t) for t in np.atleast_1d(np.asarray(pitch, dtype=float)))
+        if not tilts or not all(-np.pi / 2 <= t <= np.pi / 2 for t in tilts):
+            raise SceneError(f"pitch must be one or more head tilts in [-pi/2, pi/2] radians, got {pitch!r}")
+        if not 0.2 <= camera_height <= 2.4:
+            raise SceneError(f"camera_height must be in [0.2, 2.4] m (below the walls' 2.6 m), got {camera_height}")
         self.width, self.height, self.render_size = width, height, (render_width, render_height)
-        self.headings, self.pitch, self.hfov = headings, pitch, hfov
+        self.headings, self.tilts, self.hfov, self.camera_height = headings, tilts, hfov, camera_height
+        self.pitch, self.inspect = tilts[0], inspect
         self.min_pixels, self.max_range = min_pixels, max_range
         self.gpu_device_id, self.agent_radius = gpu_device_id, agent_radius
         self.sim = None
@@ -81,6 +95,8 @@ class HabitatExecutor(Executor):
         self._workdir = Path(tempfile.mkdtemp(prefix="servicerobot-habitat-"))
         self.distance = 0.0  # metres walked along geodesics, over the executor's life
         self.views_rendered = 0
+        self.inspections = 0  # look-arounds that drove to containers to look in, and the metres that took
+        self.inspection_distance = 0.0
 
     # ------------------------------------------------------------------ episode
     def reset(self, scene: GibsonScene, facts: frozenset[Atom], rng: np.random.Generator) -> None:
@@ -140,14 +156,16 @@ class HabitatExecutor(Executor):
         bc.gpu_device_id = self.gpu_device_id
         bc.random_seed = int(self.rng.integers(2**31))
         agents = []
-        for sensors in ((("rgb", habitat_sim.SensorType.COLOR, self.render_size),),
-                        (("depth", habitat_sim.SensorType.DEPTH, (self.width, self.height)),
-                         ("semantic", habitat_sim.SensorType.SEMANTIC, (self.width, self.height)))):
+        perception = [(f"{kind}{k}", sensor, tilt, (self.width, self.height)) for k, tilt in enumerate(self.tilts)
+                      for kind, sensor in (("depth", habitat_sim.SensorType.DEPTH),
+                                           ("semantic", habitat_sim.SensorType.SEMANTIC))]
+        for sensors in ([("rgb", habitat_sim.SensorType.COLOR, self.pitch, self.render_size)], perception):
             specs = []
-            for uuid, kind, (w, h) in sensors:
+            for uuid, kind, tilt, (w, h) in sensors:
                 spec = habitat_sim.CameraSensorSpec()
                 spec.uuid, spec.sensor_type, spec.resolution = uuid, kind, [h, w]
-                spec.position, spec.orientation, spec.hfov = [0.0, 1.5, 0.0], [self.pitch, 0.0, 0.0], self.hfov
+                spec.position, spec.orientation = [0.0, self.camera_height, 0.0], [tilt, 0.0, 0.0]
+                spec.hfov = self.hfov
                 specs.append(spec)
             ac = habitat_sim.agent.AgentConfiguration()
             ac.sensor_specifications = specs
@@ -160,6 +178,8 @@ class HabitatExecutor(Executor):
         ns.cell_size, ns.cell_height = 0.05, 0.05
         if not self.sim.recompute_navmesh(self.sim.pathfinder, ns, include_static_objects=False):
             raise SceneError(f"habitat-sim could not build a navmesh for {self.graph.name}")
+        self._footprints = [tuple(np.asarray(x)[:2] for x in o.box) for o in self.graph.objects.values()
+                            if o.id not in self.stage.items]
         movable = frozenset(self.stage.semantic_of[oid] for oid in self.stage.items)
         self.index = SemanticIndex.from_semantic_scene(self.sim.semantic_scene, movable)
         # Region k of the .house is room stage.region_rooms[k]; the household names them by their labels.
@@ -212,20 +232,32 @@ class HabitatExecutor(Executor):
     def _put(self, item: str, fixture: str, relation: str, keep: bool = False) -> None:
         oid, fid = self.oid_of[item], self.oid_of[fixture]
         obj = self.graph.objects[oid]
-        if keep and support_of(self.graph, obj) in ((relation, fid), ("on", fid), ("inside", fid)):
+        # Solid bodies do not interpenetrate: the 3DSG's own spot is kept only when it is clear of the items
+        # placed so far (generated 3DSGs put a quarter of their items partly inside another one).
+        if (keep and support_of(self.graph, obj) in ((relation, fid), ("on", fid), ("inside", fid))
+                and not self._clash(oid, np.asarray(obj.location))):
             self._set(oid, np.asarray(obj.location))
             return
         holder = self.graph.objects[fid]
         best = None
-        for _ in range(12):  # the spot overlapping the fewest things already there
+        for _ in range(40):  # the spot overlapping the fewest things already there
             spot = np.asarray(place_spot(holder, obj.size, relation, self.rng))
-            clash = sum(1 for other, p in self.pose.items() if other != oid and
-                        np.all(np.abs(p - spot) < (np.asarray(obj.size) + self.graph.objects[other].size) / 2))
-            if best is None or clash < best[0]:
+            clash = self._clash(oid, spot)
+            if best is None or len(clash) < len(best[0]):
                 best = (clash, spot)
-            if clash == 0:
+            if not clash:
                 break
-        self._set(oid, best[1])
+        clash, spot = best
+        if clash:  # no free spot left: it rests on top of what is there, as a pile does
+            top = max(self.pose[o][2] + self.graph.objects[o].size[2] / 2 for o in clash)
+            spot = np.array([spot[0], spot[1], top + obj.size[2] / 2 + 0.002])
+        self._set(oid, spot)
+
+    def _clash(self, oid: int, spot: np.ndarray) -> list[int]:
+        """The items already placed that the box of `oid` would overlap at `spot`."""
+        size = np.asarray(self.graph.objects[oid].size)
+        return [other for other, p in self.pose.items() if other != oid and
+                np.all(np.abs(p - spot) < (size + np.asarray(self.graph.objects[other].size)) / 2 - 1e-3)]
 
     def _hide(self, item: str) -> None:
         oid = self.oid_of[item]
@@ -237,12 +269,49 @@ class HabitatExecutor(Executor):
         self._set(self.oid_of[item], np.array([p[0], p[1], 0.9]))
 
     # ------------------------------------------------------------------ robot
+    def _free(self, point: np.ndarray) -> bool:
+        """Whether the robot's base can stand at `point`: on the floor and outside every piece of furniture.
+
+        Recast also finds floor inside the tall open shells (a fridge, a wardrobe) and on top of beds; the
+        navmesh is built from the render mesh, so these are ruled out here rather than in the mesh.
+        """
+        if not np.all(np.isfinite(point)) or abs(float(point[1])) > 0.15:
+            return False
+        x, y = from_habitat(point)[:2]
+        return not any(lo[0] < x < hi[0] and lo[1] < y < hi[1] for lo, hi in self._footprints)
+
+    def _floor_point(self, x: float, y: float) -> np.ndarray | None:
+        """The free navigable point snapped from (x, y), or from rings around it when that one is not free."""
+        for radius in (0.0, 0.3, 0.6, 0.9, 1.2, 1.6, 2.0):
+            for angle in np.linspace(0, 2 * np.pi, 1 if radius == 0 else 12, endpoint=False):
+                query = to_habitat((x + radius * np.cos(angle), y + radius * np.sin(angle), 0.0))
+                point = np.asarray(self.sim.pathfinder.snap_point(query))
+                if self._free(point):
+                    return point
+        return None
+
+    def _in_room(self, point: np.ndarray, room: str) -> bool:
+        r = self.graph.rooms[self.scene.node_of[room][1]]
+        p = from_habitat(point)
+        return bool(np.all(np.abs(p[:2] - np.asarray(r.location[:2])) < np.asarray(r.size[:2]) / 2))
+
     def _stand_point(self, room: str) -> np.ndarray:
         r = self.graph.rooms[self.scene.node_of[room][1]]
-        point = np.asarray(self.sim.pathfinder.snap_point(to_habitat((r.location[0], r.location[1], 0.0))))
-        if not np.all(np.isfinite(point)):
-            raise SceneError(f"no navigable floor in {room}")
+        point = self._floor_point(r.location[0], r.location[1])
+        if point is None or not self._in_room(point, room):
+            raise SceneError(f"no free navigable floor near the middle of {room}")
         return point
+
+    def random_pose(self, room: str, rng: np.random.Generator, margin: float = 0.3) -> np.ndarray | None:
+        """A uniformly drawn free navigable point of `room` (None after 50 draws fail): the robot's base there."""
+        r = self.graph.rooms[self.scene.node_of[room][1]]
+        half = np.asarray(r.size[:2]) / 2 - margin
+        for _ in range(50):
+            x, y = np.asarray(r.location[:2]) + rng.uniform(-half, half)
+            point = np.asarray(self.sim.pathfinder.snap_point(to_habitat((x, y, 0.0))))
+            if self._free(point) and self._in_room(point, room):
+                return point
+        return None
 
     def _approach_point(self, fixture: str) -> np.ndarray:
         """Where the robot stands to handle a piece of furniture: in front of it, on the navmesh."""
@@ -253,10 +322,11 @@ class HabitatExecutor(Executor):
         p = np.array(obj.location, dtype=float)
         p[axis] += sign * (obj.size[axis] / 2 + self.agent_radius + 0.35)
         p[2] = 0.0
-        point = np.asarray(self.sim.pathfinder.snap_point(to_habitat(p)))
-        return point if np.all(np.isfinite(point)) else self._stand_point(self.scene.entities[fixture].room)
+        point = self._floor_point(p[0], p[1])
+        return point if point is not None else self._stand_point(self.scene.entities[fixture].room)
 
-    def _walk(self, target: np.ndarray) -> str:
+    def _walk(self, target: np.ndarray, record: bool = True) -> str:
+        """Drive along the navmesh geodesic to `target` ("" or why not); `record` keeps it as `last_path`."""
         path = self._habitat_sim.ShortestPath()
         path.requested_start = np.asarray(self.position, dtype=np.float32)
         path.requested_end = np.asarray(target, dtype=np.float32)
@@ -264,7 +334,8 @@ class HabitatExecutor(Executor):
             return f"no navigable path from {np.round(from_habitat(self.position)[:2], 2).tolist()} to " \
                    f"{np.round(from_habitat(target)[:2], 2).tolist()}"
         points = [np.asarray(p) for p in path.points]
-        self.last_path = [from_habitat(p) for p in points]  # 3DSG coordinates, for inspection and tests
+        if record:
+            self.last_path = [from_habitat(p) for p in points]  # 3DSG coordinates, for inspection and tests
         for a, b in itertools.pairwise(points):
             if np.linalg.norm(b - a) > 1e-3:
                 self.yaw = float(np.arctan2(-(b[0] - a[0]), -(b[2] - a[2])))  # habitat faces -z at yaw 0
@@ -296,10 +367,14 @@ class HabitatExecutor(Executor):
         if error:
             return error
         self._apply((self.facts - delete) | add)
-        for atom in self.facts:  # what the robot carries goes where it went
+        self._carry()
+        return ""
+
+    def _carry(self) -> None:
+        """What the robot holds goes where it went."""
+        for atom in self.facts:
             if atom.predicate == "holding" and atom.args[1] in self.oid_of:
                 self._to_hand(atom.args[1])
-        return ""
 
     def sync(self, facts: frozenset[Atom]) -> None:
         self._apply(facts)
@@ -311,22 +386,72 @@ class HabitatExecutor(Executor):
         state.rotation = _yaw_quat(yaw)
         self.sim.get_agent(agent_id).set_state(state)
 
-    def look_around(self) -> list[View]:
-        """Semantic + depth views at the robot's position, `headings` yaws apart."""
+    def _views(self, yaws) -> list[View]:
+        """Semantic + depth views at the robot's position, at each of `yaws` and every head tilt."""
         import quaternion
 
         views = []
-        for k in range(self.headings):
-            self._place_agent(1, self.yaw + 2 * np.pi * k / self.headings)
+        for yaw in yaws:
+            self._place_agent(1, yaw)
             obs = self.sim.get_sensor_observations(agent_ids=1)
-            sensor = self.sim.get_agent(1).get_state().sensor_states["depth"]
-            views.append(View(np.asarray(obs["semantic"]), np.asarray(obs["depth"]), np.asarray(sensor.position),
-                              quaternion.as_rotation_matrix(sensor.rotation), self.hfov))
+            states = self.sim.get_agent(1).get_state().sensor_states
+            for t in range(len(self.tilts)):
+                sensor = states[f"depth{t}"]
+                views.append(View(np.asarray(obs[f"semantic{t}"]), np.asarray(obs[f"depth{t}"]),
+                                  np.asarray(sensor.position), quaternion.as_rotation_matrix(sensor.rotation),
+                                  self.hfov))
         self.views_rendered += len(views)
         return views
 
+    def look_around(self) -> list[View]:
+        """Semantic + depth views at the robot's position: `headings` yaws apart, at every head tilt."""
+        return self._views(self.yaw + 2 * np.pi * k / self.headings for k in range(self.headings))
+
+    def _sees_into(self, oid: int, views: list[View]) -> bool:
+        """Whether `views` (taken here) look into front-opening `oid`: from within 55 degrees of its front's
+        normal (its shelves' far corners show from there), and its inside shows in the depth images."""
+        obj = self.graph.objects[oid]
+        axis, sign = self.stage.openings[oid]
+        to_camera = from_habitat(self.position)[:2] - np.asarray(obj.location[:2])
+        if sign * to_camera[axis] <= np.cos(np.deg2rad(55)) * np.linalg.norm(to_camera):
+            return False
+        lo, hi = obj.box
+        return pixels_inside(views, lo, hi, max_range=self.max_range) >= _INSIDE_PIXELS
+
+    def inspect_insides(self, views: list[View]) -> list[View]:
+        """Views into the open front-opening containers of the room the robot stands in that `views` do not
+        see into: it drives to each (nearest first) along the navmesh, faces it, looks, and drives back."""
+        region = self.index.region_at(from_habitat(self.position))
+        room = self.region_room.get(region)
+        todo = [oid for oid in self.stage.openings if room is not None
+                and self.scene.entities[self._name_of_oid(oid)].room == room
+                and Atom("closed", (self._name_of_oid(oid),)) not in self.facts and not self._sees_into(oid, views)]
+        if not todo:
+            return []
+        start, yaw, walked = self.position, self.yaw, self.distance
+        extra = []
+        while todo:
+            here = from_habitat(self.position)[:2]
+            oid = min(todo, key=lambda o: float(np.linalg.norm(np.asarray(self.graph.objects[o].location[:2]) - here)))
+            todo.remove(oid)
+            name = self._name_of_oid(oid)
+            if self._walk(self._approach_point(name), record=False):
+                continue
+            self._carry()
+            self._face(name)
+            extra += self._views([self.yaw])
+        self._walk(start, record=False)
+        self.position, self.yaw = start, yaw
+        self._carry()
+        self.inspections += 1
+        self.inspection_distance += self.distance - walked
+        return extra
+
     def sightings(self):
-        return observe(self.look_around(), self.index, self.min_pixels, self.max_range)
+        views = self.look_around()
+        if self.inspect:
+            views += self.inspect_insides(views)
+        return observe(views, self.index, self.min_pixels, self.max_range)
 
     def percept(self, symbolic: dict) -> dict:
         room = symbolic["room"]

@@ -55,6 +55,7 @@ class Stage:
     items: list[int]                            # 3DSG ids of the movable items (rigid objects)
     door_panels: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # id -> (lo, hi)
     doorways: list[tuple[int, int, np.ndarray]] = field(default_factory=list)  # (room a, room b, centre xy)
+    openings: dict[int, tuple[int, int]] = field(default_factory=dict)  # front-open id -> (axis, sign) of its front
 
 
 def _trimesh():
@@ -164,7 +165,7 @@ def build_stage(sg: SceneGraph3D, folder: str | Path, doors: list[tuple[int, int
     walls, doorways = _wall_boxes(sg, doors)
     for k, (lo, hi) in enumerate(walls):
         parts.append((f"wall_{k}", lo, hi, wall_sid, [225, 222, 215, 255]))
-    items, panels = [], {}
+    items, panels, openings = [], {}, {}
     for o in objects:
         kind = class_type(o.class_)
         if kind in ITEM_TYPES:
@@ -174,6 +175,7 @@ def build_stage(sg: SceneGraph3D, folder: str | Path, doors: list[tuple[int, int
         colour = _colour(class_key(o.class_))
         if kind in FRONT_OPEN:
             side = _front(o, sg.rooms[o.parent_room])
+            openings[o.id] = side
             slabs = _shell(lo, hi, side)
             a, b = lo.copy(), hi.copy()
             axis, sign = side
@@ -218,7 +220,7 @@ def build_stage(sg: SceneGraph3D, folder: str | Path, doors: list[tuple[int, int
         "render_asset": f"{stem}.glb", "up": [0, 0, 1], "front": [0, 1, 0],
         "semantic_asset": f"{stem}_semantic.ply", "semantic_up": [0, 1, 0], "semantic_front": [0, 0, -1],
         "semantic_descriptor_filename": f"{stem}.house"}, indent=1))
-    return Stage(folder, str(config), semantic_of, room_ids, items, panels, doorways)
+    return Stage(folder, str(config), semantic_of, room_ids, items, panels, doorways, openings)
 
 
 def _write_ply(path: Path, v: np.ndarray, c: np.ndarray, f: np.ndarray, ids: np.ndarray) -> None:

@@ -12,7 +12,7 @@ __all__ = ["SIMULATORS", "make_habitat_world"]
 
 SIMULATORS = ("symbolic", "habitat")
 _EXECUTOR_OPTIONS = ("width", "height", "render_width", "render_height", "headings", "pitch", "hfov",
-                     "min_pixels", "max_range", "gpu_device_id")
+                     "min_pixels", "max_range", "gpu_device_id", "camera_height", "inspect")
 
 
 def make_habitat_world(size: Any = "default", n_tasks: int | None = None, event_rate: float | None = None,
