@@ -337,7 +337,13 @@ class ServiceAgent:
         task = self.task
         kg = self.memory
         t0 = time.perf_counter()
-        facts = kg.facts if full else self._planning_facts(task)
+        if not full:
+            facts = self._planning_facts(task)
+        elif self.base_variant == "full-kg":
+            facts = kg.facts
+        else:  # the fallback: the whole graph, still without the items the goal cannot depend on
+            names = goal_names(task.goal, self._pddl_interpreter().compile_goal(task.goal), kg.facts)
+            facts = frozenset(self._without_idle_items(set(kg.facts), names))
         objects = {n: kg.type_of(n) for a in facts for n in a.args}
         objects[self.robot] = kg.type_of(self.robot)
         for name in _TOKEN.findall(task.goal):

@@ -157,3 +157,18 @@ def test_parse_cache_keeps_errors_and_canonical_actions():
     a = interp.parse_action("(PICK-UP robot1 mug1 table1 kitchen)")
     b = interp.parse_action("pick-up robot1 mug1 table1 kitchen")
     assert a is b and str(a) == "(pick-up robot1 mug1 table1 kitchen)"
+
+
+def test_templated_actions_are_shared_across_universes_but_still_type_checked():
+    objects = _household_objects()
+    a = Interpreter(HOUSEHOLD, objects)
+    b = Interpreter(HOUSEHOLD, {**objects, "mug7": "dish"})
+    text = "(pick-up robot1 mug1 table1 kitchen)"
+    assert b._compiled[b.parse_action(text)] is a._compiled[a.parse_action(text)]
+    state = frozenset({Atom("in-room", ("robot1", "kitchen")), Atom("in-room", ("table1", "kitchen")),
+                       Atom("on", ("mug1", "table1")), Atom("hand-empty", ("robot1",))})
+    assert a.why_not(text, state) is None and b.why_not(text, state) is None
+    assert b.apply(b.parse_action(text), state) == a.apply(a.parse_action(text), state)
+    other = Interpreter(HOUSEHOLD, {**objects, "kitchen": "dish"})  # the same name, another type
+    with pytest.raises(ActionError, match="needs a room"):
+        other.parse_action(text)

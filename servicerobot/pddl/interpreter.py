@@ -42,21 +42,23 @@ _EXPECTED_FORM = (
 )
 
 
+_SHARED: dict[tuple, Interpreter] = {}  # see Interpreter.shared
+
 # Templates depend only on the domain: one table per domain object, shared by every interpreter over it.
-_TEMPLATES: dict[int, tuple[Domain, dict[str, ActionTemplate | None]]] = {}
+# So do the actions they ground (a template reads only the arguments' names), so those are shared too:
+# a new house whose rooms and fixtures keep their names finds most of its actions compiled already.
+_TEMPLATES: dict[int, tuple[Domain, dict[str, ActionTemplate | None], dict[tuple, tuple]]] = {}
 
 
-_SHARED: dict[tuple, Interpreter] = {}
-
-
-def _templates(domain: Domain) -> dict[str, ActionTemplate | None]:
+def _templates(domain: Domain) -> tuple[dict[str, ActionTemplate | None], dict[tuple, tuple]]:
+    """The domain's action templates and its cache of (name, args) -> (GroundAction, _Compiled)."""
     entry = _TEMPLATES.get(id(domain))
     if entry is None or entry[0] is not domain:
         if len(_TEMPLATES) >= 64:
             _TEMPLATES.clear()
         entry = _TEMPLATES[id(domain)] = (domain, {name: action_template(action, domain.constants)
-                                                   for name, action in domain.actions.items()})
-    return entry[1]
+                                                   for name, action in domain.actions.items()}, {})
+    return entry[1], entry[2]
 
 
 def _shown(name: str, args: tuple[str, ...]) -> str:
@@ -134,7 +136,7 @@ class Interpreter:
         self._compiled: dict[GroundAction, _Compiled] = {}
         self._goals: dict[object, Goal] = {}
         self._parsed: dict[str, GroundAction] = {}  # action text -> its ground action
-        self._templates = _templates(domain)
+        self._templates, self._templated = _templates(domain)
         self.values: Mapping[Atom, float] = MappingProxyType(dict(values or {}))
         self.axioms: Axioms | None = None
         if domain.derived:
@@ -169,8 +171,11 @@ class Interpreter:
 
     @staticmethod
     def clear_shared() -> None:
-        """Forget the interpreters `shared` keeps (benchmarks use it to time episodes over new universes)."""
+        """Forget the interpreters `shared` keeps and the ground actions shared across universes (benchmarks
+        use it to time episodes over houses the process has not seen)."""
         _SHARED.clear()
+        for _, _, templated in _TEMPLATES.values():
+            templated.clear()
 
     @classmethod
     def for_problem(cls, domain: Domain, problem: Problem) -> Interpreter:
@@ -229,15 +234,24 @@ class Interpreter:
                     raise ActionError(
                         f"{arg} is {article(otype)}, but parameter {var} of {lname} needs {article(typ)}"
                     )
-            ga = GroundAction(lname, largs)
-            binding = dict(zip((var for var, _ in action.params), largs))
             template = self._templates[lname]
-            if template is not None:
-                pre, effects = template.instantiate(largs, self.universe)
+            shared = self._templated.get((lname, largs)) if template is not None else None
+            if shared is not None:  # checked against this universe's types above; the rest reads only names
+                ga, entry = shared
             else:
-                pre = compile_test(ground_formula(action.precondition, binding, self.universe))
-                effects = compile_effects(action.effects, binding, self.universe)
-            self._compiled[ga] = _Compiled(action, binding, pre, effects)
+                ga = GroundAction(lname, largs)
+                binding = dict(zip((var for var, _ in action.params), largs))
+                if template is not None:
+                    pre, effects = template.instantiate(largs, self.universe)
+                else:
+                    pre = compile_test(ground_formula(action.precondition, binding, self.universe))
+                    effects = compile_effects(action.effects, binding, self.universe)
+                entry = _Compiled(action, binding, pre, effects)
+                if template is not None:
+                    if len(self._templated) >= 200_000:
+                        self._templated.clear()
+                    self._templated[(lname, largs)] = (ga, entry)
+            self._compiled[ga] = entry
             self._ground[(lname, largs)] = ga
         self._ground[(name, raw)] = ga
         return ga
