@@ -35,6 +35,10 @@ def _ratio(hit: int, total: int) -> float | None:
     return round(hit / total, 4) if total else None
 
 
+def _ms(seconds: list[float]) -> float | None:
+    return round(1000 * float(np.median(seconds)), 1) if seconds else None
+
+
 def _pose(ex, room, rng, where: str):
     """A free navigable robot position in `room`: its stand point (where `move` brings the robot) or random."""
     if where == "stand":
@@ -50,6 +54,7 @@ def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, *
     t0 = time.time()
     poses = 0
     inspected = [0, 0.0]  # look-arounds that drove to containers to look in, metres driven for that
+    look_s: dict[bool, list[float]] = {False: [], True: []}  # seconds per look-around, without / with a drive
     for s in range(n_scenes):
         rng = np.random.default_rng([seed, s])
         sg = generate_3dsg(rng)
@@ -73,8 +78,9 @@ def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, *
             state.apply(frozenset({Atom("in-room", (ROBOT, room.name))}), frozenset(moved))
             truth = {e for e in state.visible() if types[e] not in ("room", "robot", "person")}
             seen, room_right = set(), set()
-            before = (ex.inspections, ex.inspection_distance)
+            before, t_look = (ex.inspections, ex.inspection_distance), time.perf_counter()
             sightings = ex.sightings()
+            look_s[ex.inspections > before[0]].append(time.perf_counter() - t_look)
             inspected[0] += ex.inspections - before[0]
             inspected[1] += ex.inspection_distance - before[1]
             for sig in sightings.values():
@@ -119,6 +125,7 @@ def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, *
             "camera": f"{ex.width}x{ex.height} hfov {ex.hfov} tilts {list(ex.tilts)} at {ex.camera_height} m",
             "inspect": ex.inspect, "inspections": inspected[0],
             "inspection_metres_per_inspection": round(inspected[1] / inspected[0], 2) if inspected[0] else 0.0,
+            "ms_per_look_around": {"plain": _ms(look_s[False]), "inspecting": _ms(look_s[True])},
             "min_pixels": ex.min_pixels, "seconds": round(time.time() - t0, 1), **out}
 
 

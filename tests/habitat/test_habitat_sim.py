@@ -80,7 +80,7 @@ def test_percept_from_each_room_agrees_with_the_symbolic_world(built):
         for subject, relation, holder in (f for f in percept["facts"] if f[1] in ("on", "inside")):
             assert Atom(relation, (subject, holder)) in state.atoms, (subject, relation, holder)
         assert set(percept["observed"]) <= set(percept["entities"])
-    assert hits == predicted_n and hits >= 0.85 * truth_n > 0  # misses: items hidden behind furniture
+    assert hits == predicted_n and hits >= 0.95 * truth_n > 0  # misses: items hidden behind furniture
 
 
 def test_move_walks_the_navmesh_through_a_doorway(built):

@@ -423,9 +423,10 @@ class HabitatExecutor(Executor):
         see into: it drives to each (nearest first) along the navmesh, faces it, looks, and drives back."""
         region = self.index.region_at(from_habitat(self.position))
         room = self.region_room.get(region)
-        todo = [oid for oid in self.stage.openings if room is not None
-                and self.scene.entities[self._name_of_oid(oid)].room == room
-                and Atom("closed", (self._name_of_oid(oid),)) not in self.facts and not self._sees_into(oid, views)]
+        names = {oid: self._name_of_oid(oid) for oid in self.stage.openings}
+        todo = [oid for oid, name in names.items() if room is not None and name in self.scene.entities
+                and self.scene.entities[name].room == room and Atom("closed", (name,)) not in self.facts
+                and not self._sees_into(oid, views)]
         if not todo:
             return []
         start, yaw, walked = self.position, self.yaw, self.distance
@@ -434,7 +435,7 @@ class HabitatExecutor(Executor):
             here = from_habitat(self.position)[:2]
             oid = min(todo, key=lambda o: float(np.linalg.norm(np.asarray(self.graph.objects[o].location[:2]) - here)))
             todo.remove(oid)
-            name = self._name_of_oid(oid)
+            name = names[oid]
             if self._walk(self._approach_point(name), record=False):
                 continue
             self._carry()

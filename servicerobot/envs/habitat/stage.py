@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from servicerobot.envs.habitat.walkways import Walkway, plan_walkways
 from servicerobot.errors import DependencyNotInstalled
 from servicerobot.scenes.gibson import SINK_DEPTH, SceneGraph3D, adjacent_rooms, class_type
 from servicerobot.scenes.gibson_classes import ITEM_TYPES, class_key
@@ -56,6 +57,7 @@ class Stage:
     door_panels: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # id -> (lo, hi)
     doorways: list[tuple[int, int, np.ndarray]] = field(default_factory=list)  # (room a, room b, centre xy)
     openings: dict[int, tuple[int, int]] = field(default_factory=dict)  # front-open id -> (axis, sign) of its front
+    walkways: list[Walkway] = field(default_factory=list)  # floor strips joining rooms no doorway reaches
 
 
 def _trimesh():
@@ -95,10 +97,11 @@ def _shell(lo: np.ndarray, hi: np.ndarray, open_side: tuple[int, int] | None) ->
     return slabs
 
 
-def _wall_boxes(sg: SceneGraph3D, doors: list[tuple[int, int]]) -> tuple[list, list]:
-    """Wall slabs around every room, with a doorway (and a lintel) in the middle of each shared wall."""
+def _wall_boxes(sg: SceneGraph3D, doors: list[tuple[int, int]]) -> tuple[list, list, list, list[Walkway]]:
+    """Wall slabs around every room, with a doorway (and a lintel) in the middle of each shared wall; floor
+    patches over the gap between rooms that nearly touch; walkways joining rooms no doorway reaches."""
     rooms = sg.rooms
-    boxes, doorways = [], []
+    boxes, doorways, floors = [], [], []
     gaps: dict[tuple[int, int], list[tuple[float, float, float]]] = {}  # (room, side) -> (lo, hi, along)
     for a, b in doors:
         ra, rb = rooms[a], rooms[b]
@@ -108,17 +111,29 @@ def _wall_boxes(sg: SceneGraph3D, doors: list[tuple[int, int]]) -> tuple[list, l
             other = 1 - axis
             lo_o, hi_o = max(alo[other], blo[other]), min(ahi[other], bhi[other])
             if abs(ahi[axis] - blo[axis]) < 0.31 or abs(bhi[axis] - alo[axis]) < 0.31:
-                if hi_o - lo_o < DOOR_W + 0.2:
+                width = min(DOOR_W, hi_o - lo_o - 0.1)  # a shared wall of 1 m (adjacent_rooms' least) gets 0.9
+                if width < 0.9 - 1e-6:
                     continue
                 mid = (lo_o + hi_o) / 2
                 a_side = 1 if abs(ahi[axis] - blo[axis]) < 0.31 else -1
-                gaps.setdefault((a, axis * 2 + (a_side > 0)), []).append((mid - DOOR_W / 2, mid + DOOR_W / 2, mid))
-                gaps.setdefault((b, axis * 2 + (a_side < 0)), []).append((mid - DOOR_W / 2, mid + DOOR_W / 2, mid))
+                gaps.setdefault((a, axis * 2 + (a_side > 0)), []).append((mid - width / 2, mid + width / 2, mid))
+                gaps.setdefault((b, axis * 2 + (a_side < 0)), []).append((mid - width / 2, mid + width / 2, mid))
                 plane = ahi[axis] if a_side > 0 else alo[axis]
+                far = blo[axis] if a_side > 0 else bhi[axis]
+                if abs(far - plane) > 0.005:  # the rooms nearly touch: a threshold floor spans the gap
+                    lo, hi = np.zeros(2), np.zeros(2)
+                    lo[axis], hi[axis] = sorted((plane, far))
+                    lo[other], hi[other] = mid - width / 2 - WALL_T, mid + width / 2 + WALL_T
+                    floors.append((lo, hi))
                 centre = np.zeros(2)
                 centre[axis], centre[other] = plane, mid
                 doorways.append((a, b, centre))
                 break
+    walkways = plan_walkways(rooms, [(a, b) for a, b, _ in doorways])
+    for w in walkways:
+        floors.extend(w.floors)
+        for room, side, along in w.doors:
+            gaps.setdefault((room, side), []).append((along - DOOR_W / 2, along + DOOR_W / 2, along))
     for rid, room in rooms.items():
         lo = np.subtract(room.location, np.divide(room.size, 2))
         hi = np.add(room.location, np.divide(room.size, 2))
@@ -142,7 +157,7 @@ def _wall_boxes(sg: SceneGraph3D, doors: list[tuple[int, int]]) -> tuple[list, l
                     a[other], b[other] = s0, s1
                     a[2], b[2] = z0, z1
                     boxes.append((a, b))
-    return boxes, doorways
+    return boxes, doorways, floors, walkways
 
 
 def build_stage(sg: SceneGraph3D, folder: str | Path, doors: list[tuple[int, int]] | None = None) -> Stage:
@@ -162,9 +177,11 @@ def build_stage(sg: SceneGraph3D, folder: str | Path, doors: list[tuple[int, int
         lo = np.array([r.location[0] - r.size[0] / 2, r.location[1] - r.size[1] / 2, -0.1])
         hi = np.array([r.location[0] + r.size[0] / 2, r.location[1] + r.size[1] / 2, 0.0])
         parts.append((f"floor_{rid}", lo, hi, floor_sid[rid], _colour(r.category) [:3] + [255]))
-    walls, doorways = _wall_boxes(sg, doors)
+    walls, doorways, floors, walkways = _wall_boxes(sg, doors)
     for k, (lo, hi) in enumerate(walls):
         parts.append((f"wall_{k}", lo, hi, wall_sid, [225, 222, 215, 255]))
+    for k, (lo, hi) in enumerate(floors):  # thresholds and walkways: floor of no room
+        parts.append((f"walkway_{k}", np.array([*lo, -0.1]), np.array([*hi, 0.0]), wall_sid + 1, [150, 150, 150, 255]))
     items, panels, openings = [], {}, {}
     for o in objects:
         kind = class_type(o.class_)
@@ -214,13 +231,13 @@ def build_stage(sg: SceneGraph3D, folder: str | Path, doors: list[tuple[int, int
     stem = "stage"
     scene.export(folder / f"{stem}.glb")
     _write_ply(folder / f"{stem}_semantic.ply", *map(np.concatenate, (verts, cols, faces, fids)))
-    _write_house(folder / f"{stem}.house", sg, objects, semantic_of, floor_sid, wall_sid)
+    _write_house(folder / f"{stem}.house", sg, objects, semantic_of, floor_sid, wall_sid, bool(floors))
     config = folder / f"{stem}.stage_config.json"
     config.write_text(json.dumps({
         "render_asset": f"{stem}.glb", "up": [0, 0, 1], "front": [0, 1, 0],
         "semantic_asset": f"{stem}_semantic.ply", "semantic_up": [0, 1, 0], "semantic_front": [0, 0, -1],
         "semantic_descriptor_filename": f"{stem}.house"}, indent=1))
-    return Stage(folder, str(config), semantic_of, room_ids, items, panels, doorways, openings)
+    return Stage(folder, str(config), semantic_of, room_ids, items, panels, doorways, openings, walkways)
 
 
 def _write_ply(path: Path, v: np.ndarray, c: np.ndarray, f: np.ndarray, ids: np.ndarray) -> None:
@@ -240,15 +257,16 @@ def _f(values) -> str:
     return " ".join(f"{float(x):.4f}" for x in values)
 
 
-def _write_house(path: Path, sg: SceneGraph3D, objects, semantic_of, floor_sid, wall_sid) -> None:
-    """Matterport3D ASCII 1.1: one level, a region per room, a category per class, every object's box."""
+def _write_house(path: Path, sg: SceneGraph3D, objects, semantic_of, floor_sid, wall_sid, walkways: bool) -> None:
+    """Matterport3D ASCII 1.1: one level, a region per room, a category per class, every object's box (and
+    one floor object, of no region, for the thresholds and walkways when there are any)."""
     room_ids = sorted(sg.rooms)
     region_of = {rid: k for k, rid in enumerate(room_ids)}
     lo = np.min([np.subtract(r.location, np.divide(r.size, 2)) for r in sg.rooms.values()], axis=0)
     hi = np.max([np.add(r.location, np.divide(r.size, 2)) for r in sg.rooms.values()], axis=0)
     classes = sorted({class_key(o.class_) for o in objects} | {"floor", "wall"})
     cat = {c: k for k, c in enumerate(classes)}
-    n_objects = len(objects) + len(room_ids) + 2
+    n_objects = len(objects) + len(room_ids) + 2 + walkways
     title = "_".join(sg.name.split()) or "scene"
     lines = ["ASCII 1.1",
              (f"H {title} {title} 0 0 0 0 0 {n_objects} {len(classes)} {len(room_ids)} 0 1  0 0 0 0 0  "
@@ -274,4 +292,7 @@ def _write_house(path: Path, sg: SceneGraph3D, objects, semantic_of, floor_sid, 
                      f"  1 0 0  0 1 0  {_f((r.size[0] / 2, r.size[1] / 2, 0.05))}  0 0 0 0 0 0 0 0")
     lines.append(f"O {wall_sid} -1 {cat['wall']}  {_f((lo + hi) / 2)}  1 0 0  0 1 0  {_f((hi - lo) / 2)}"
                  "  0 0 0 0 0 0 0 0")
+    if walkways:
+        lines.append(f"O {wall_sid + 1} -1 {cat['floor']}  {_f((lo + hi) / 2)}  1 0 0  0 1 0  {_f((hi - lo) / 2)}"
+                     "  0 0 0 0 0 0 0 0")
     path.write_text("\n".join(lines) + "\n")

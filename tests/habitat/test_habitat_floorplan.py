@@ -1,0 +1,41 @@
+"""Rooms of a 3DSG that share no wall are still reachable in habitat-sim: walkways join them (see README)."""
+
+import numpy as np
+import pytest
+
+habitat_sim = pytest.importorskip("habitat_sim")
+
+from servicerobot.envs.habitat.executor import HabitatExecutor
+from servicerobot.envs.habitat.stage import to_habitat
+from servicerobot.pddl.interpreter import GroundAction
+from servicerobot.scenes.gibson import Object3D, Room3D, SceneGraph3D, to_household_scene
+
+
+def test_move_reaches_rooms_that_share_no_wall():
+    sg = SceneGraph3D("Apart")
+    sg.rooms[1] = Room3D(1, "kitchen", "", (2.5, 2.0, 1.5), (5.0, 4.0, 3.0))
+    sg.rooms[2] = Room3D(2, "living_room", "", (9.5, 2.0, 1.5), (5.0, 4.0, 3.0))  # 2 m east of the kitchen
+    sg.rooms[3] = Room3D(3, "bedroom", "", (16.0, 9.0, 1.5), (4.0, 4.0, 3.0))  # off the diagonal
+    sg.objects[1] = Object3D(1, "counter", "", 1, (2.5, 0.3, 0.45), (1.6, 0.6, 0.9))
+    sg.objects[2] = Object3D(2, "cup", "", 1, (2.5, 0.3, 0.952), (0.09, 0.09, 0.1))
+    sg.objects[3] = Object3D(3, "coffee_table", "", 2, (9.5, 2.0, 0.225), (1.0, 0.6, 0.45))
+    sg.objects[4] = Object3D(4, "bed", "", 3, (16.0, 10.0, 0.275), (1.6, 2.0, 0.55))
+    rng = np.random.default_rng(0)
+    scene = to_household_scene(sg, rng, n_people=1)
+    assert len(scene.doors) == 3  # no two rooms share a wall: every pair is connected, as Context Matters does
+    ex = HabitatExecutor(inspect=False)
+    ex.reset(scene, scene.init, rng)
+    try:
+        assert len(ex.stage.walkways) == 2 and not ex.stage.doorways
+        for a, b in scene.doors:
+            for start, goal in ((a, b), (b, a)):
+                ex.position = ex._stand_point(start)
+                assert ex.execute(GroundAction("move", ("robot", start, goal)), frozenset(), frozenset()) == ""
+                assert ex._in_room(ex.position, goal)
+                # The path leaves the rooms only over a walkway's floor.
+                for p in ex.last_path:
+                    on_walkway = any(np.all(p[:2] >= lo - 0.05) and np.all(p[:2] <= hi + 0.05)
+                                     for w in ex.stage.walkways for lo, hi in w.floors)
+                    assert on_walkway or any(ex._in_room(to_habitat(p), r) for r in scene.room_names)
+    finally:
+        ex.close()

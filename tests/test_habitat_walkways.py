@@ -1,0 +1,81 @@
+"""Walkways join 3DSG rooms that share no wall (the habitat stage's floor plan; no habitat-sim needed)."""
+
+import numpy as np
+import pytest
+
+from servicerobot.envs.habitat.walkways import WALKWAY_W, plan_walkways, room_groups
+from servicerobot.errors import SceneError
+from servicerobot.scenes.gibson import Room3D
+
+
+def _rooms(*boxes):
+    """Rooms from (x0, y0, x1, y1) boxes, ids from 1."""
+    return {k + 1: Room3D(k + 1, "room", "", ((x0 + x1) / 2, (y0 + y1) / 2, 1.5), (x1 - x0, y1 - y0, 3.0))
+            for k, (x0, y0, x1, y1) in enumerate(boxes)}
+
+
+def _inside(point, lo, hi, tol=1e-6):
+    return bool(np.all(point >= lo - tol) and np.all(point <= hi + tol))
+
+
+def _door_point(room, side, along):
+    axis, positive = divmod(side, 2)
+    c, s = np.asarray(room.location[:2]), np.asarray(room.size[:2]) / 2
+    p = np.zeros(2)
+    p[axis] = c[axis] + (s[axis] if positive else -s[axis])
+    p[1 - axis] = along
+    return p
+
+
+def test_room_groups_follow_links():
+    assert room_groups([1, 2, 3, 4], [(1, 2), (3, 4)]) == [{1, 2}, {3, 4}]
+    assert room_groups([1, 2, 3], [(1, 2), (2, 3)]) == [{1, 2, 3}]
+
+
+def test_rooms_that_touch_need_no_walkway():
+    rooms = _rooms((0, 0, 4, 4), (4, 0, 8, 4))
+    assert plan_walkways(rooms, [(1, 2)]) == []
+
+
+def test_a_straight_walkway_joins_rooms_across_a_gap():
+    rooms = _rooms((0, 0, 4, 4), (6, 1, 10, 5))
+    (w,) = plan_walkways(rooms, [])
+    (lo, hi), = w.floors
+    assert np.allclose([lo[0], hi[0]], [4, 6]) and np.isclose(hi[1] - lo[1], WALKWAY_W)
+    assert 1 <= lo[1] and hi[1] <= 4  # within the wall both rooms show each other
+    # Its doorways sit on the walls that face each other, where the strip meets them.
+    for room, side, along in w.doors:
+        assert side == (1 if room == 1 else 0)
+        assert _inside(_door_point(rooms[room], side, along), lo, hi)
+
+
+def test_walkways_cross_no_other_room_and_form_one_path():
+    # Room 3 sits between 1 and 2 on the diagonal's short way round.
+    rooms = _rooms((0, 0, 4, 4), (7, 7, 11, 11), (5, 0, 9, 4.5))
+    (w,) = plan_walkways(rooms, [(2, 3)])
+    assert {w.a, w.b} <= {1, 2, 3} and len(w.floors) in (1, 2)
+    others = [rooms[r] for r in rooms if r not in (w.a, w.b)]
+    for lo, hi in w.floors:
+        for r in others:
+            rlo = np.asarray(r.location[:2]) - np.asarray(r.size[:2]) / 2
+            rhi = rlo + np.asarray(r.size[:2])
+            assert np.any(np.minimum(hi, rhi) - np.maximum(lo, rlo) <= 1e-6)
+    # The floor strips form one path: each doorway is on a strip, and consecutive strips touch.
+    for room, side, along in w.doors:
+        assert any(_inside(_door_point(rooms[room], side, along), lo, hi) for lo, hi in w.floors)
+    for (lo1, hi1), (lo2, hi2) in zip(w.floors, w.floors[1:]):
+        assert np.all(np.minimum(hi1, hi2) - np.maximum(lo1, lo2) >= -1e-6)
+
+
+def test_a_lone_diagonal_pair_gets_an_l_walkway():
+    rooms = _rooms((0, 0, 4, 4), (6, 6, 10, 10))
+    (w,) = plan_walkways(rooms, [])
+    assert len(w.floors) == 2 and w.length > 4.0
+
+
+def test_rooms_no_walkway_can_reach_raise_a_clear_error():
+    # Room 2 is walled in by rooms 3-6, none of which the caller linked to it (say their shared walls were
+    # too short for a door): every way out of it crosses another room.
+    rooms = _rooms((-20, -20, -16, -16), (0, 0, 4, 4), (-1, -1, 5, 0), (-1, 4, 5, 5), (-1, 0, 0, 4), (4, 0, 5, 4))
+    with pytest.raises(SceneError, match="add a corridor room"):
+        plan_walkways(rooms, [(3, 5), (5, 4), (4, 6), (6, 3)])
