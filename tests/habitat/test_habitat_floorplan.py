@@ -39,3 +39,28 @@ def test_move_reaches_rooms_that_share_no_wall():
                     assert on_walkway or any(ex._in_room(to_habitat(p), r) for r in scene.room_names)
     finally:
         ex.close()
+
+
+def test_move_crosses_a_gap_between_rooms_and_a_narrow_shared_wall():
+    sg = SceneGraph3D("Gaps")
+    sg.rooms[1] = Room3D(1, "kitchen", "", (2.5, 2.0, 1.5), (5.0, 4.0, 3.0))
+    sg.rooms[2] = Room3D(2, "living_room", "", (7.1, 2.0, 1.5), (3.8, 4.0, 3.0))  # 0.2 m east of the kitchen
+    sg.rooms[3] = Room3D(3, "bedroom", "", (10.5, 5.0, 1.5), (3.0, 4.0, 3.0))  # shares 1.0 m of wall with it
+    sg.objects[1] = Object3D(1, "counter", "", 1, (2.5, 0.3, 0.45), (1.6, 0.6, 0.9))
+    sg.objects[2] = Object3D(2, "cup", "", 1, (2.5, 0.3, 0.952), (0.09, 0.09, 0.1))
+    sg.objects[3] = Object3D(3, "coffee_table", "", 2, (7.1, 2.0, 0.225), (1.0, 0.6, 0.45))
+    sg.objects[4] = Object3D(4, "bed", "", 3, (10.5, 6.0, 0.275), (1.6, 2.0, 0.55))
+    rng = np.random.default_rng(0)
+    scene = to_household_scene(sg, rng, n_people=1, connectivity="adjacency")
+    assert len(scene.doors) == 2
+    ex = HabitatExecutor(inspect=False)
+    ex.reset(scene, scene.init, rng)
+    try:
+        assert len(ex.stage.doorways) == 2 and not ex.stage.walkways
+        for a, b in scene.doors:
+            for start, goal in ((a, b), (b, a)):
+                ex.position = ex._stand_point(start)
+                assert ex.execute(GroundAction("move", ("robot", start, goal)), frozenset(), frozenset()) == ""
+                assert ex._in_room(ex.position, goal)
+    finally:
+        ex.close()
