@@ -2,12 +2,17 @@
 
 Each paraphrase item (`servicerobot/language/paraphrases.json`) makes the calls the agent makes for an
 utterance: classify, the retrieval query (query graph for search-rag), and the update or goal. Prints one
-JSON line: calls, median / p90 / mean seconds per call, per prompt kind, prompt and completion tokens, and
-the share of answers that parsed. The server is `$SERVICEROBOT_LOCAL_LLM_URL` (or `--url`), else one is
-started here (`servicerobot llm serve`).
+JSON line: calls, median / p90 / mean seconds per call, per prompt kind, prompt and completion tokens, the
+share of answers that parsed, and the load average before and after (other work on the cores slows the
+model down). The server is `$SERVICEROBOT_LOCAL_LLM_URL` (or `--url`), else one is started here
+(`servicerobot llm serve`: one context per kind of request, threads following the idle cores).
 
     python benchmarks/llm_latency.py --items 20
     python benchmarks/llm_latency.py --quick          # 2 items
+
+With `--log FILE` the server's llama.cpp timings go to FILE (or, with `--url`, are read from the log of a
+server started with `servicerobot llm serve --verbose --log FILE`), and the JSON adds the prompt tokens the
+model actually evaluated: those it could not reuse from the previous prompt of the same context.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -55,12 +61,28 @@ def _stats(values: list[float]) -> dict:
             "mean_s": round(statistics.fmean(values), 3)}
 
 
+_PROMPT_EVAL = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
+
+
+def _evaluated(log: str | None, offset: int) -> dict:
+    """Prompt tokens and seconds llama.cpp spent evaluating prompts, from its timings in `log` past `offset`."""
+    if not log or not os.path.exists(log):
+        return {}
+    with open(log, "rb") as fh:
+        fh.seek(offset)
+        found = _PROMPT_EVAL.findall(fh.read().decode("utf-8", "replace"))
+    return {"prompt_tokens_evaluated": sum(int(n) for _, n in found),
+            "prompt_eval_s": round(sum(float(ms) for ms, _ in found) / 1000, 1), "timed_requests": len(found)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=20, help="paraphrase items (half updates, half tasks)")
     parser.add_argument("--quick", action="store_true", help="2 items (6 calls)")
     parser.add_argument("--url", default=os.environ.get(LOCAL_LLM_URL_VAR), help="the local server's URL")
-    parser.add_argument("--threads", type=int, default=None, help="model threads when a server is started")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="model threads when a server is started (default 0: the idle cores at each request)")
+    parser.add_argument("--log", default=None, help="the server's log with llama.cpp timings (see above)")
     args = parser.parse_args(argv)
     n = 2 if args.quick else args.items
     everything = load_paraphrases()
@@ -68,12 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     tasks = [i for i in everything if i.kind == "task"]
     items = [x for pair in zip(updates[::3], tasks[::2]) for x in pair][:n]  # spread over the kinds
     place = setting()
+    load_before = os.getloadavg()
+    offset = os.path.getsize(args.log) if args.log and os.path.exists(args.log) else 0
     with ExitStack() as stack:
         started = 0.0
         url = args.url
         if not url:
             t0 = time.perf_counter()
-            url = stack.enter_context(LocalServer(threads=args.threads)).url
+            url = stack.enter_context(LocalServer(threads=args.threads, log=args.log, verbose=bool(args.log))).url
             started = time.perf_counter() - t0
         interpreter = local_interpreter(url)
         timed = _Timed(interpreter.model)
@@ -93,10 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = timed.rows
     kinds = sorted({r["kind"] for r in rows})
     out = {"benchmark": "llm_latency", "model": interpreter.model.name, "items": len(items),
-           "server_start_s": round(started, 1), "cores": os.cpu_count(), **_stats([r["seconds"] for r in rows]),
+           "server_start_s": round(started, 1), "cores": os.cpu_count(),
+           "threads": "given server" if args.url else (args.threads or "idle cores per request"),
+           "load_avg_before": [round(x, 2) for x in load_before],
+           "load_avg_after": [round(x, 2) for x in os.getloadavg()], **_stats([r["seconds"] for r in rows]),
            "per_kind": {k: _stats([r["seconds"] for r in rows if r["kind"] == k]) for k in kinds},
            "prompt_tokens_median": statistics.median(r["prompt"] for r in rows),
            "completion_tokens_median": statistics.median(r["completion"] for r in rows),
+           "prompt_tokens_sent": sum(r["prompt"] for r in rows), **_evaluated(args.log, offset),
            "parsed_share": round(sum(r["parsed"] for r in rows) / max(1, len(rows)), 3)}
     print(json.dumps(out))
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import re
 import socket
 import sys
@@ -13,6 +14,7 @@ import pytest
 
 from servicerobot.errors import DependencyNotInstalled
 from servicerobot.language.local_server import (
+    SLOTS,
     LocalModel,
     LocalServer,
     LocalServerError,
@@ -84,11 +86,69 @@ def test_a_taken_port_is_a_clear_error(tmp_path):
             LocalServer(tmp_path / "model.gguf", port=port).start()
 
 
-def test_server_command_stays_on_localhost(tmp_path):
+def test_server_command_stays_on_localhost_with_a_slot_per_kind(tmp_path):
     server = LocalServer(tmp_path / "m.gguf", port=5555, threads=1)
     command = server.command()
-    assert command[1:3] == ["-m", "llama_cpp.server"]
+    assert command[1:3] == ["-m", "servicerobot.language.slot_server"]
     assert command[command.index("--host") + 1] == "127.0.0.1" and server.url == "http://127.0.0.1:5555/v1"
+    assert command[command.index("--slots") + 1].split(",") == list(SLOTS)
+    assert {"kind", "query_graph", "update", "goal"} <= set(SLOTS)  # the titles of the compact schemas
+    assert LocalServer(tmp_path / "m.gguf").threads == 0  # default: the idle cores at each request
+    with pytest.raises(ValueError, match="threads must be >= 0"):
+        LocalServer(tmp_path / "m.gguf", threads=-1)
+
+
+def test_slot_requests_name_the_schema_in_the_model(stub):
+    from servicerobot.language import OpenAIModel
+
+    model = OpenAIModel("m", base_url=stub.url, grammar=True, slots=True, timeout=5, max_retries=0)
+    stub.answer({"kind": "task"})
+    model.complete([{"role": "user", "content": "U"}], schema={"title": "kind", "type": "object"})
+    stub.answer({"goal": "(on a b)"})
+    model.complete([{"role": "user", "content": "U"}], schema={"type": "object"})  # no title: default model
+    assert [r["model"] for r in stub.requests] == ["m/kind", "m"]
+    plain = OpenAIModel("m", base_url=stub.url, grammar=True, timeout=5, max_retries=0)
+    stub.answer({"kind": "task"})
+    plain.complete([{"role": "user", "content": "U"}], schema={"title": "kind", "type": "object"})
+    assert stub.requests[-1]["model"] == "m"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="needs llama-cpp-python[server]")
+def test_resident_proxy_keeps_one_context_per_slot(monkeypatch):
+    from llama_cpp.server.model import LlamaProxy
+    from llama_cpp.server.settings import ModelSettings
+
+    from servicerobot.language import slot_server
+
+    loaded = []
+
+    class Fake:
+        def __init__(self, alias):
+            self.alias, self.closed = alias, False
+            loaded.append(alias)
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setattr(LlamaProxy, "load_llama_from_model_settings", staticmethod(lambda s: Fake(s.model_alias)))
+    proxy = slot_server._resident_proxy(threads=1, most=1)(
+        [ModelSettings(model="x.gguf", model_alias=a) for a in ("m", "m/kind", "m/update")])
+    kind, update = proxy("m/kind"), proxy("m/update")
+    assert kind.alias == "m/kind" and update.alias == "m/update"
+    assert proxy("m/kind") is kind and proxy("m/update") is update and not kind.closed  # kept, not swapped
+    assert proxy("m/other") is proxy("m") is proxy(None) and proxy("m").alias == "m"  # unknown: the default
+    assert loaded == ["m", "m/kind", "m/update"]  # each loaded once, on first use
+    proxy.free()
+    assert kind.closed and update.closed
+
+
+def test_idle_cores_are_measured_within_the_machine():
+    from servicerobot.language.slot_server import _threads_for_now, idle_cores, usable_cores
+
+    idle = idle_cores(0.05)
+    assert 0.0 <= idle <= (os.cpu_count() or 1) + 1e-9
+    assert 1 <= _threads_for_now(1) == 1 and 1 <= _threads_for_now(64) <= os.cpu_count()
+    assert 1 <= usable_cores() <= (os.cpu_count() or 1)
 
 
 def test_local_interpreter_needs_a_url(monkeypatch):
@@ -181,7 +241,8 @@ def test_interpreter_uses_compact_prompts_and_feedback(stub, place):
 
 
 def test_no_test_here_needs_the_model():
-    assert "llama_cpp.server" not in sys.modules
+    app = sys.modules.get("llama_cpp.server.app")  # imported by the proxy test, but no server was built
+    assert app is None or app._llama_proxy is None
 
 
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None

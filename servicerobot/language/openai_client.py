@@ -82,6 +82,9 @@ class OpenAIModel:
         grammar: the server is llama.cpp (llama-cpp-python), which compiles
             `response_format: {"type": "json_object", "schema": ...}` into a grammar: send the schema that
             way (every answer then parses) and leave it out of the prompt.
+        slots: ask for the model `<model>/<schema title>`, so a server with one context per kind of request
+            (`servicerobot llm serve`) keeps each kind's prompt prefix evaluated; a server that does not
+            know the name answers with its default model.
         sleep: the function that waits between retries (tests pass a fake).
 
     Raises:
@@ -91,7 +94,7 @@ class OpenAIModel:
 
     def __init__(self, model: str = "gpt-4o-mini", *, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 30.0, max_retries: int = 3, backoff: float = 1.0, seed: int | None = None,
-                 sleep: Callable[[float], None] = time.sleep, grammar: bool = False):
+                 sleep: Callable[[float], None] = time.sleep, grammar: bool = False, slots: bool = False):
         if max_retries < 0 or timeout <= 0 or backoff < 0:
             raise ValueError(f"need max_retries >= 0, timeout > 0, backoff >= 0; got {max_retries}, "
                              f"{timeout}, {backoff}")
@@ -104,6 +107,7 @@ class OpenAIModel:
         self.seed = seed
         self.sleep = sleep
         self.grammar = bool(grammar)
+        self.slots = bool(slots)
         self._format = 0  # index into _FORMATS: how structured output is asked for (falls back once rejected)
         self._client = self._build_client(api_key)
 
@@ -168,7 +172,8 @@ class OpenAIModel:
             self._client = self._build_client(None)
         while True:
             fmt = _FORMATS[self._format] if schema is not None else "text"
-            kwargs: dict[str, Any] = {"model": self.model, "temperature": temperature,
+            model = f"{self.model}/{schema['title']}" if self.slots and schema and schema.get("title") else self.model
+            kwargs: dict[str, Any] = {"model": model, "temperature": temperature,
                                       "messages": [dict(m) for m in messages]}
             if self.seed is not None:
                 kwargs["seed"] = self.seed

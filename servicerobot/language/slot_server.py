@@ -1,0 +1,130 @@
+"""llama-cpp-python's OpenAI-compatible server with one model context ("slot") per kind of request.
+
+llama.cpp reuses only the prefix a prompt shares with the previous prompt of the same context. The agent's
+calls alternate between kinds (classify, query graph, update, goal) whose system prompts and few-shot turns
+differ, so with one context every call evaluated its whole prompt again. Here a request whose model name is
+`<alias>/<slot>` runs in that slot's own context (loaded on first use; the weights are one shared mmap), so
+each kind's fixed prefix is evaluated once; any other name runs in the default context. The thread count
+can follow the idle cores at each request (`--threads 0`), because llama.cpp with more threads than free
+cores slows down several times over.
+
+    python -m servicerobot.language.slot_server --model M.gguf --alias NAME --slots kind,update --port 8000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+__all__ = ["idle_cores", "main", "usable_cores"]
+
+_SAMPLE_S = 0.1  # how long the idle cores are watched before a request: ~20 scheduler ticks on 2 cores
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _cpu_times() -> tuple[int, int]:
+    """(idle, total) jiffies over all cores, from /proc/stat."""
+    with open("/proc/stat") as fh:
+        values = [int(v) for v in fh.readline().split()[1:]]
+    return values[3] + values[4], sum(values)  # idle + iowait
+
+
+def idle_cores(sample: float = _SAMPLE_S) -> float:
+    """How many cores sat idle during the next `sample` seconds (the machine's whole count where /proc/stat
+    is unreadable)."""
+    try:
+        idle0, total0 = _cpu_times()
+        time.sleep(sample)
+        idle1, total1 = _cpu_times()
+    except (OSError, ValueError, IndexError):
+        return float(os.cpu_count() or 1)
+    if total1 <= total0:
+        return float(os.cpu_count() or 1)
+    return (idle1 - idle0) / (total1 - total0) * (os.cpu_count() or 1)
+
+
+def _threads_for_now(most: int) -> int:
+    """Threads for the next request: the idle cores (rounded down, a half-busy core counts as busy), 1..most."""
+    return max(1, min(most, int(idle_cores() + 0.25)))
+
+
+def _resident_proxy(threads: int, most: int, verbose: bool = False):
+    """A `LlamaProxy` that keeps every slot's model loaded instead of swapping one model in and out."""
+    import llama_cpp
+    from llama_cpp.server.model import LlamaProxy
+
+    class ResidentProxy(LlamaProxy):
+        def __init__(self, models) -> None:
+            super().__init__(models)
+            self._loaded = {self._default_model_alias: self._current_model}
+
+        def __call__(self, model: str | None = None):
+            alias = model if model in self._model_settings_dict else self._default_model_alias
+            llama = self._loaded.get(alias)
+            if llama is None:
+                llama = self._loaded[alias] = self.load_llama_from_model_settings(self._model_settings_dict[alias])
+            if threads == 0:
+                n = _threads_for_now(most)
+                llama_cpp.llama_set_n_threads(llama.ctx, n, n)
+                if verbose:
+                    print(f"slot {alias}: {n} thread(s)", file=sys.stderr, flush=True)
+            return llama
+
+        def free(self) -> None:
+            for llama in self._loaded.values():
+                llama.close()
+            self._loaded.clear()
+
+    return ResidentProxy
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve until the process is stopped."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True, help="the GGUF file")
+    parser.add_argument("--alias", required=True, help="the default model name; slots answer to ALIAS/SLOT")
+    parser.add_argument("--slots", default="", help="comma-separated slot names (schema titles)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--n-batch", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=0, help="model threads; 0: the idle cores at each request")
+    parser.add_argument("--max-threads", type=int, default=4, help="the most threads --threads 0 uses")
+    parser.add_argument("--verbose", action="store_true", help="llama.cpp's timings per request on stderr")
+    args = parser.parse_args(argv)
+    if args.threads < 0 or args.max_threads < 1:
+        parser.error(f"--threads must be >= 0 and --max-threads >= 1, got {args.threads} and {args.max_threads}")
+
+    import uvicorn
+    from llama_cpp.server import app as server_app
+    from llama_cpp.server.settings import ModelSettings, ServerSettings
+
+    most = max(1, min(args.max_threads, usable_cores()))
+    start = args.threads or 1  # the context is built with this; --threads 0 resets it per request
+    common = {"model": args.model, "n_ctx": args.n_ctx, "n_batch": args.n_batch, "n_threads": start,
+              "n_threads_batch": start, "cache": False, "verbose": args.verbose,
+              # the server's default computes the vocabulary's logits for every prompt token (151k x 896
+              # per token for Qwen2.5) and keeps them: only the last token's are sampled
+              "logits_all": False}
+    slots = [s.strip() for s in args.slots.split(",") if s.strip()]
+    models = [ModelSettings(model_alias=args.alias, **common)]
+    models += [ModelSettings(model_alias=f"{args.alias}/{slot}", **common) for slot in slots]
+    # create_app builds its proxy from this module global; the stock one keeps a single model loaded
+    server_app.LlamaProxy = _resident_proxy(args.threads, most, args.verbose)
+    app = server_app.create_app(server_settings=ServerSettings(host=args.host, port=args.port),
+                                model_settings=models)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
