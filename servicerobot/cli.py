@@ -204,7 +204,7 @@ def _llm(args: argparse.Namespace) -> int:
     from servicerobot.language.local_server import serve
 
     return serve(port=args.port, threads=args.threads, n_ctx=args.n_ctx, model_path=args.model,
-                 url_file=args.url_file, log=args.log)
+                 url_file=args.url_file, log=args.log, verbose=args.verbose)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -265,11 +265,13 @@ def main(argv: list[str] | None = None) -> int:
     llm_sub = llm.add_subparsers(dest="llm_command", required=True)
     serve = llm_sub.add_parser("serve", help="serve the packaged GGUF model on 127.0.0.1 until Ctrl-C / SIGTERM")
     serve.add_argument("--port", type=int, default=None, help="TCP port (default: a free one)")
-    serve.add_argument("--threads", type=int, default=None, help="CPU threads (default: half the cores)")
+    serve.add_argument("--threads", type=int, default=None,
+                       help="CPU threads (default 0: the cores idle at each request, at most 4)")
     serve.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens")
     serve.add_argument("--model", default=None, help="another GGUF file (default: the packaged model)")
     serve.add_argument("--url-file", default=None, help="also write the URL to this file once serving")
     serve.add_argument("--log", default=None, help="append the server's output to this file")
+    serve.add_argument("--verbose", action="store_true", help="log llama.cpp's timings per request too")
     args = parser.parse_args(argv)
     return {"demo": _demo, "run": _run, "report": _report, "bench": _bench, "equiv": _equiv,
             "llm": _llm}[args.command](args)
