@@ -5,8 +5,11 @@
 adapter: over seeded generated scenes x robot poses (half the containers opened), precision and recall
   of the adapter's percept (semantic + depth through habitat-sim) against the symbolic ground truth:
   "object in view" (what the household world shows in the robot's room: its fixtures, the items on them
-  and in the open ones), room facts and support facts (on / inside). Poses: random navigable points
-  in a random room with a random heading, or the room's stand point (where `move` brings the robot).
+  and in the open ones), room facts and support facts (on / inside). Poses: random points of free floor
+  (navigable, never inside furniture or on a bed) in a random room with a random heading, or the room's
+  stand point (where `move` brings the robot). The default look-around (4 headings x 2 head tilts, drives
+  to look into open containers it cannot see into) and two ablations: the previous round's look-around
+  (one tilt, no drives) and two tilts without drives.
 success: tasks completed by the oracle (symbolic and habitat) and by search-rag in "both" mode (habitat).
 speed: env steps/s (alternating moves to random rooms and waits), render() frames/s, look-arounds/s, with
   the default look-around and with the previous round's (one tilt, no inspection).
