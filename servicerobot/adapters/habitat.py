@@ -174,14 +174,18 @@ class Sighting:
 
 def backproject(view: View) -> np.ndarray:
     """Every pixel's 3D point (H, W, 3) in 3DSG coordinates, from depth, pose and field of view."""
+    return _points(view, np.ones(view.depth.shape, dtype=bool)).reshape(*view.depth.shape, 3)
+
+
+def _points(view: View, mask: np.ndarray) -> np.ndarray:
+    """The 3D points (N, 3, 3DSG coordinates) of the pixels of `mask`, in row-major order."""
     h, w = view.depth.shape
     f = (w / 2) / np.tan(np.deg2rad(view.hfov) / 2)
-    u = (np.arange(w) + 0.5 - w / 2) / f
-    v = (np.arange(h) + 0.5 - h / 2) / f
-    d = view.depth.astype(float)
-    cam = np.stack([u[None, :] * d, -v[:, None] * d, -d], axis=-1)  # habitat cameras look along -z
-    world = cam @ np.asarray(view.rotation, dtype=float).T + np.asarray(view.position, dtype=float)
-    return _to_3dsg(world)
+    rows, cols = np.nonzero(mask)
+    d = view.depth[rows, cols].astype(float)
+    u, v = (cols + 0.5 - w / 2) / f, (rows + 0.5 - h / 2) / f
+    cam = np.stack([u * d, -v * d, -d], axis=-1)  # habitat cameras look along -z
+    return _to_3dsg(cam @ np.asarray(view.rotation, dtype=float).T + np.asarray(view.position, dtype=float))
 
 
 def pixels_inside(views: list[View], lo: np.ndarray, hi: np.ndarray, margin: float = 0.02,
@@ -191,8 +195,7 @@ def pixels_inside(views: list[View], lo: np.ndarray, hi: np.ndarray, margin: flo
     lo, hi = np.asarray(lo, dtype=float) + margin, np.asarray(hi, dtype=float) - margin
     count = 0
     for view in views:
-        ok = (view.depth > 0) & (view.depth < max_range)
-        pts = backproject(view)[ok]
+        pts = _points(view, (view.depth > 0) & (view.depth < max_range))
         count += int(np.all((pts > lo) & (pts < hi), axis=1).sum())
     return count
 
@@ -204,31 +207,39 @@ def observe(views: list[View], index: SemanticIndex, min_pixels: int = 4, max_ra
     Fixed objects keep their semantic-scene box; a movable one's box is its known size placed under the
     highest depth point seen of it (its top), centred on the median of its points.
     """
-    points: dict[int, list[np.ndarray]] = {}
-    nearest: dict[int, float] = {}
+    movable = np.fromiter(index.movable, dtype=np.int64, count=len(index.movable))
+    ids, depths, moving_ids, moving_pts = [], [], [], []
     for view in views:
         sem = np.asarray(view.semantic).astype(np.int64)
         ok = (sem > 0) & (view.depth > 0) & (view.depth < max_range)
-        if not ok.any():
-            continue
-        pts, ids, depth = backproject(view)[ok], sem[ok], view.depth[ok]
-        order = np.argsort(ids, kind="stable")
-        ids, pts, depth = ids[order], pts[order], depth[order]
-        bounds = np.flatnonzero(np.diff(ids)) + 1
-        for chunk_ids, chunk, d in zip(np.split(ids, bounds), np.split(pts, bounds), np.split(depth, bounds)):
-            sid = int(chunk_ids[0])
-            points.setdefault(sid, []).append(chunk)
-            nearest[sid] = min(nearest.get(sid, np.inf), float(d.min()))
+        ids.append(sem[ok])
+        depths.append(view.depth[ok])
+        mov = ok & np.isin(sem, movable)  # only movable items need their points: fixed ones keep their box
+        if mov.any():
+            moving_ids.append(sem[mov])
+            moving_pts.append(_points(view, mov))
+    if not ids or not sum(len(i) for i in ids):
+        return {}
+    ids_all, depth_all = np.concatenate(ids), np.concatenate(depths)
+    order = np.argsort(ids_all, kind="stable")
+    ids_all, depth_all = ids_all[order], depth_all[order]
+    starts = np.flatnonzero(np.r_[True, np.diff(ids_all) != 0])
+    counts = np.diff(np.r_[starts, len(ids_all)])
+    nearest = np.minimum.reduceat(depth_all, starts)
+    points: dict[int, np.ndarray] = {}
+    if moving_ids:
+        mids, mpts = np.concatenate(moving_ids), np.concatenate(moving_pts)
+        morder = np.argsort(mids, kind="stable")
+        mids, mpts = mids[morder], mpts[morder]
+        bounds = np.flatnonzero(np.diff(mids)) + 1
+        points = {int(chunk[0]): p for chunk, p in zip(np.split(mids, bounds), np.split(mpts, bounds))}
     out = {}
-    for sid, chunks in points.items():
+    for sid, n, distance in zip(ids_all[starts].tolist(), counts.tolist(), nearest.tolist()):
         obj = index.objects.get(sid)
-        if obj is None:
+        if obj is None or n < min_pixels:
             continue
-        pts = np.concatenate(chunks)
-        if len(pts) < min_pixels:
-            continue
-        distance = nearest[sid]
-        if sid in index.movable:
+        if sid in points:
+            pts = points[sid]
             top = float(np.max(pts[:, 2]))
             bottom = top - float(obj.size[2])
             centre = np.array([*np.median(pts[:, :2], axis=0), (top + bottom) / 2])
@@ -236,7 +247,7 @@ def observe(views: list[View], index: SemanticIndex, min_pixels: int = 4, max_ra
             support = index.support(centre, bottom, top)
         else:
             centre, bottom, top, region, support = obj.centre, float(obj.lo[2]), float(obj.hi[2]), obj.region, None
-        out[sid] = Sighting(sid, len(pts), distance, centre, bottom, top, region, support)
+        out[sid] = Sighting(sid, n, float(distance), centre, bottom, top, region, support)
     return out
 
 
