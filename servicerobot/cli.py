@@ -204,7 +204,7 @@ def _llm(args: argparse.Namespace) -> int:
     from servicerobot.language.local_server import serve
 
     return serve(port=args.port, threads=args.threads, n_ctx=args.n_ctx, model_path=args.model,
-                 url_file=args.url_file, log=args.log, verbose=args.verbose)
+                 url_file=args.url_file, log=args.log, verbose=args.verbose, warm=not args.no_warm)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -272,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--url-file", default=None, help="also write the URL to this file once serving")
     serve.add_argument("--log", default=None, help="append the server's output to this file")
     serve.add_argument("--verbose", action="store_true", help="log llama.cpp's timings per request too")
+    serve.add_argument("--no-warm", action="store_true",
+                       help="do not evaluate each kind's fixed prompt prefix right after starting")
     args = parser.parse_args(argv)
     return {"demo": _demo, "run": _run, "report": _report, "bench": _bench, "equiv": _equiv,
             "llm": _llm}[args.command](args)

@@ -257,7 +257,7 @@ def test_serve_prints_the_url_and_stops_on_sigterm(tmp_path):
 
     url_file = tmp_path / "url"
     proc = subprocess.Popen([sys.executable, "-m", "servicerobot.cli", "llm", "serve", "--url-file", str(url_file),
-                             "--n-ctx", "512"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--n-ctx", "512", "--no-warm"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
         while not url_file.exists() and time.monotonic() < deadline and proc.poll() is None:
@@ -274,3 +274,31 @@ def test_serve_prints_the_url_and_stops_on_sigterm(tmp_path):
     assert not url_file.exists()  # removed on the way out
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{url}/models", timeout=2)  # the model server is gone too
+
+
+def test_compact_prefix_is_what_every_request_of_its_kind_begins_with(place):
+    from servicerobot.language.compact import COMPACT_PROMPTS, compact_prefix, compact_request
+
+    item = _item("u01")
+    context = place.context(item)
+    for prompt in COMPACT_PROMPTS:
+        messages, _ = compact_request(prompt, item.text, item.speaker, context)
+        assert compact_prefix(prompt, context.domain, context.robot) == messages[:-1], prompt
+        assert "$" not in "".join(m["content"] for m in messages)  # every placeholder filled
+    with pytest.raises(ValueError, match="no compact prompt 'goal'"):
+        compact_prefix("goal", context.domain)
+
+
+def test_warm_up_sends_each_slot_its_fixed_prefix(stub, tmp_path, place):
+    from servicerobot.language.compact import COMPACT_PROMPTS, SCHEMA_TITLES, compact_prefix
+
+    server = LocalServer(tmp_path / "m.gguf", port=int(stub.url.rsplit(":", 1)[1].split("/")[0]))
+    for i in range(len(COMPACT_PROMPTS)):
+        stub.answer("{", prompt_tokens=100 + i)
+    tokens = server.warm(place.memory.domain)
+    assert tokens == {SCHEMA_TITLES[p]: 100 + i for i, p in enumerate(COMPACT_PROMPTS)}
+    for prompt, request in zip(COMPACT_PROMPTS, stub.requests):
+        assert request["model"] == f"{server.model.name}/{SCHEMA_TITLES[prompt]}" and request["max_tokens"] == 1
+        assert request["messages"] == [*compact_prefix(prompt, place.memory.domain), {"role": "user", "content": ""}]
+    with pytest.raises(LocalServerError, match="did not answer a warm-up request"):
+        server.warm(place.memory.domain)  # nothing queued: the stub refuses

@@ -22,9 +22,12 @@ from servicerobot.memory.triplets import atom_to_triplet
 from servicerobot.pddl import Atom, Domain
 from servicerobot.pddl.model import AddEffect, DelEffect
 
-__all__ = ["COMPACT_PROMPTS", "compact_request", "load_turns", "shown_entities"]
+__all__ = ["COMPACT_PROMPTS", "SCHEMA_TITLES", "compact_prefix", "compact_request", "load_turns", "shown_entities"]
 
 COMPACT_PROMPTS = ("classify", "update", "task", "entity_select", "query_graph")
+# the title of each prompt's answer schema: `OpenAIModel(slots=True)` names the server's context after it
+SCHEMA_TITLES = {"classify": "kind", "update": "update", "task": "goal", "entity_select": "entities",
+                 "query_graph": "query_graph"}
 _SECTION = re.compile(r"^@@ (system|user|assistant)[ \t]*$", re.MULTILINE)
 _MAX_NODES = 6
 
@@ -187,6 +190,19 @@ def _query_graph_schema(types: list[str], relations: list[str]) -> dict:
                            "edges": {"type": "array", "items": edge, "maxItems": _MAX_NODES}}}
 
 
+def _fixed_values(domain: Domain, robot: str, limit: int) -> dict[str, str]:
+    return {"predicates": _predicates(domain), "types": _types(domain), "robot": robot, "limit": str(limit)}
+
+
+def compact_prefix(prompt: str, domain: Domain, robot: str = "robot", limit: int = 40) -> list[Message]:
+    """The turns every compact request of `prompt` begins with for this domain: the system prompt and the
+    few-shot turns (what a server can evaluate once and keep)."""
+    if prompt not in COMPACT_PROMPTS:
+        raise ValueError(f"no compact prompt {prompt!r}; choose from {', '.join(COMPACT_PROMPTS)}")
+    values = _fixed_values(domain, robot, limit)
+    return [{"role": role, "content": template.safe_substitute(values)} for role, template in load_turns(prompt)[:-1]]
+
+
 def compact_request(prompt: str, text: str, speaker: str, context: Context | None, *, max_facts: int = 300,
                     limit: int = 40) -> tuple[list[Message], dict]:
     """The messages and the JSON schema of one compact request (`prompt` is one of `COMPACT_PROMPTS`)."""
@@ -198,7 +214,7 @@ def compact_request(prompt: str, text: str, speaker: str, context: Context | Non
                   "properties": {"kind": {"enum": list(UTTERANCE_KINDS)}}}
     else:
         domain = context.domain
-        values.update(predicates=_predicates(domain), types=_types(domain), robot=context.robot)
+        values.update(_fixed_values(domain, context.robot, limit))
         if prompt in ("update", "task"):
             facts = _shown_facts(context)[:max_facts]
             names = shown_entities(context, speaker, facts)
@@ -210,7 +226,7 @@ def compact_request(prompt: str, text: str, speaker: str, context: Context | Non
                           "properties": {"goal": {"type": "string", "pattern": _goal_pattern(context, names)}}}
         elif prompt == "entity_select":
             names = sorted(context.entities)
-            values.update(entities=_catalogue(context.entities, names), limit=str(limit))
+            values.update(entities=_catalogue(context.entities, names))
             schema = {"title": "entities", "type": "object", "additionalProperties": False, "required": ["entities"],
                       "properties": {"entities": {"type": "array", "items": {"enum": names}, "minItems": 1,
                                                   "maxItems": max(1, min(limit, 8))}}}

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -220,6 +222,35 @@ class LocalServer:
         self.stop()
         raise LocalServerError(f"the model server did not answer at {self.url} within {wait:g} s")
 
+    def warm(self, domain=None, robot: str = "robot", timeout: float = 600.0) -> dict[str, int]:
+        """Evaluate each slot's fixed prompt prefix (`compact_prefix` for `domain`, default the household
+        domain) now, so the first real request of each kind reuses it; the prompt tokens per slot.
+
+        Raises:
+            LocalServerError: the server is not running or did not answer.
+        """
+        from servicerobot.language.compact import COMPACT_PROMPTS, SCHEMA_TITLES, compact_prefix
+
+        if domain is None:
+            from servicerobot.scenes.household import household_domain
+
+            domain = household_domain()
+        tokens = {}
+        for prompt in COMPACT_PROMPTS:
+            title = SCHEMA_TITLES[prompt]
+            # an empty last turn: the next real request shares everything up to its content
+            messages = [*compact_prefix(prompt, domain, robot), {"role": "user", "content": ""}]
+            body = {"model": f"{self.model.name}/{title}", "messages": messages, "max_tokens": 1, "temperature": 0}
+            request = urllib.request.Request(f"{self.url}/chat/completions", json.dumps(body).encode(),
+                                             {"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(request, timeout=timeout) as response:
+                    tokens[title] = int(json.load(response).get("usage", {}).get("prompt_tokens", 0))
+            except (urllib.error.URLError, OSError, ValueError) as exc:
+                raise LocalServerError(f"the model server at {self.url} did not answer a warm-up request "
+                                       f"({exc}); is it running?") from None
+        return tokens
+
     def stop(self, grace: float = 10.0) -> None:
         """Stop the server (SIGTERM, then SIGKILL after `grace` seconds); safe to call twice."""
         process, self.process = self.process, None
@@ -240,9 +271,10 @@ class LocalServer:
 
 
 def serve(port: int | None = None, threads: int | None = None, n_ctx: int = 8192, model_path: str | None = None,
-          url_file: str | None = None, log: str | None = None, verbose: bool = False,
+          url_file: str | None = None, log: str | None = None, verbose: bool = False, warm: bool = True,
           argv0: str = "servicerobot llm serve") -> int:
-    """`servicerobot llm serve`: start the server, print the URL, wait for Ctrl-C or SIGTERM, stop it."""
+    """`servicerobot llm serve`: start the server, print the URL, warm its slots in the background (`warm`),
+    wait for Ctrl-C or SIGTERM, stop it."""
     try:
         server = LocalServer(model_path, port=port, threads=threads, n_ctx=n_ctx, log=log, verbose=verbose)
     except ValueError as error:
@@ -263,6 +295,8 @@ def serve(port: int | None = None, threads: int | None = None, n_ctx: int = 8192
               "Ctrl-C stops it", flush=True)
         if url_file:
             write_atomic(url_file, server.url + "\n")
+        if warm:
+            threading.Thread(target=_warm, args=(server, lambda: stopping), daemon=True).start()
         while not stopping and server.process is not None and server.process.poll() is None:
             time.sleep(0.2)
         if not stopping:
@@ -278,6 +312,20 @@ def serve(port: int | None = None, threads: int | None = None, n_ctx: int = 8192
             signal.signal(s, handler)
         if url_file:
             Path(url_file).unlink(missing_ok=True)
+
+
+def _warm(server: LocalServer, stopping) -> None:
+    """Warm the server's slots and say so; requests made meanwhile queue behind it, no slower than cold."""
+    t0 = time.perf_counter()
+    try:
+        tokens = server.warm()
+    except LocalServerError as error:
+        if not stopping():
+            print(f"warm-up failed (the first request of each kind evaluates its whole prompt): {error}",
+                  file=sys.stderr, flush=True)
+        return
+    print(f"warm: {sum(tokens.values())} prompt tokens of {len(tokens)} slots evaluated in "
+          f"{time.perf_counter() - t0:.1f} s", flush=True)
 
 
 def parts_installed(model: LocalModel = DEFAULT_MODEL) -> bool:
