@@ -103,6 +103,13 @@ class Universe:
 
     def bindings(self, params: Params, binding: Mapping[str, str]) -> Iterator[dict[str, str]]:
         """Every extension of `binding` that gives each parameter an object of its type."""
+        if len(params) == 1:  # the common case, without product() and zip()
+            (var, typ), = params
+            for value in self.of_type(typ):
+                inner = dict(binding)
+                inner[var] = value
+                yield inner
+            return
         variables = [var for var, _ in params]
         for values in itertools.product(*(self.of_type(typ) for _, typ in params)):
             yield {**binding, **dict(zip(variables, values))}
