@@ -21,7 +21,7 @@ import numpy as np
 
 from servicerobot.adapters.habitat import SemanticIndex, View, household_percept, observe, pixels_inside
 from servicerobot.envs.executor import Executor
-from servicerobot.envs.habitat.stage import Stage, build_stage, from_habitat, to_habitat
+from servicerobot.envs.habitat.stage import Stage, build_stage, from_habitat, front_side, to_habitat
 from servicerobot.errors import DependencyNotInstalled, SceneError
 from servicerobot.pddl import Atom
 from servicerobot.scenes.gibson import GibsonScene, Object3D, place_spot, save_json, support_of
@@ -180,6 +180,8 @@ class HabitatExecutor(Executor):
             raise SceneError(f"habitat-sim could not build a navmesh for {self.graph.name}")
         self._footprints = [tuple(np.asarray(x)[:2] for x in o.box) for o in self.graph.objects.values()
                             if o.id not in self.stage.items]
+        self._fronts = {o.id: front_side(o, self.graph) for o in self.graph.objects.values()
+                        if o.id not in self.stage.items}
         movable = frozenset(self.stage.semantic_of[oid] for oid in self.stage.items)
         self.index = SemanticIndex.from_semantic_scene(self.sim.semantic_scene, movable)
         # Region k of the .house is room stage.region_rooms[k]; the household names them by their labels.
@@ -316,9 +318,7 @@ class HabitatExecutor(Executor):
     def _approach_point(self, fixture: str) -> np.ndarray:
         """Where the robot stands to handle a piece of furniture: in front of it, on the navmesh."""
         obj: Object3D = self.graph.objects[self.oid_of[fixture]]
-        room = self.graph.rooms[obj.parent_room]
-        axis = 0 if obj.size[0] < obj.size[1] else 1
-        sign = 1.0 if room.location[axis] >= obj.location[axis] else -1.0
+        axis, sign = self._fronts.get(obj.id) or front_side(obj, self.graph)
         p = np.array(obj.location, dtype=float)
         p[axis] += sign * (obj.size[axis] / 2 + self.agent_radius + 0.35)
         p[2] = 0.0

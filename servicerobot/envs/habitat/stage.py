@@ -21,7 +21,7 @@ from servicerobot.errors import DependencyNotInstalled
 from servicerobot.scenes.gibson import SINK_DEPTH, SceneGraph3D, adjacent_rooms, class_type
 from servicerobot.scenes.gibson_classes import ITEM_TYPES, class_key
 
-__all__ = ["WALL_HEIGHT", "Stage", "build_stage", "from_habitat", "to_habitat"]
+__all__ = ["WALL_HEIGHT", "Stage", "build_stage", "from_habitat", "front_side", "to_habitat"]
 
 WALL_HEIGHT, WALL_T, DOOR_W, DOOR_H, SHELL_T = 2.6, 0.1, 1.0, 2.1, 0.03
 FRONT_OPEN = frozenset({"openable", "fridge", "washer", "dryer"})
@@ -74,11 +74,39 @@ def _colour(name: str) -> list[int]:
     return [70 + h[0] % 160, 70 + h[1] % 160, 70 + h[2] % 160, 255]
 
 
-def _front(obj, room) -> tuple[int, int]:
-    """(axis, sign) of the side of a piece of furniture that faces into its room (its shallow side)."""
-    axis = 0 if obj.size[0] < obj.size[1] else 1
-    sign = 1 if room.location[axis] >= obj.location[axis] else -1
-    return axis, sign
+def front_side(obj, sg: SceneGraph3D, reach: float = 0.9) -> tuple[int, int]:
+    """(axis, sign) of the side of a piece of furniture that faces into its room: its long side facing the
+    room's middle, unless less than `reach` metres (room for the robot to stand) lie free in front of it;
+    then the next of: its long side's back, its short sides (middle first); else the freest side.
+
+    A 3DSG box has no orientation: corner furniture whose long side faces another piece (an oven against a
+    fridge) opens and is approached from the side that is clear.
+    """
+    room = sg.rooms[obj.parent_room]
+    lo, hi = (np.asarray(x, dtype=float) for x in obj.box)
+    rlo = np.asarray(room.location[:2]) - np.asarray(room.size[:2]) / 2
+    rhi = np.asarray(room.location[:2]) + np.asarray(room.size[:2]) / 2
+    others = [(np.asarray(o.box[0]), np.asarray(o.box[1])) for o in sg.objects_in(obj.parent_room)
+              if o.id != obj.id and class_type(o.class_) not in ITEM_TYPES]
+    shallow = 0 if obj.size[0] < obj.size[1] else 1
+    sides = []
+    for axis in (shallow, 1 - shallow):
+        toward = 1 if room.location[axis] >= obj.location[axis] else -1
+        sides += [(axis, toward), (axis, -toward)]
+
+    def clearance(axis: int, sign: int) -> float:
+        other = 1 - axis
+        free = rhi[axis] - hi[axis] if sign > 0 else lo[axis] - rlo[axis]
+        for olo, ohi in others:
+            if min(hi[other], ohi[other]) - max(lo[other], olo[other]) <= 1e-6:
+                continue  # not in front of this side
+            gap = olo[axis] - hi[axis] if sign > 0 else lo[axis] - ohi[axis]
+            if gap >= -1e-6:
+                free = min(free, gap)
+        return float(free)
+
+    free = {side: clearance(*side) for side in sides}
+    return next((side for side in sides if free[side] >= reach), max(sides, key=lambda side: free[side]))
 
 
 def _shell(lo: np.ndarray, hi: np.ndarray, open_side: tuple[int, int] | None) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -191,7 +219,7 @@ def build_stage(sg: SceneGraph3D, folder: str | Path, doors: list[tuple[int, int
         lo, hi = (np.asarray(x, dtype=float) for x in o.box)
         colour = _colour(class_key(o.class_))
         if kind in FRONT_OPEN:
-            side = _front(o, sg.rooms[o.parent_room])
+            side = front_side(o, sg)
             openings[o.id] = side
             slabs = _shell(lo, hi, side)
             a, b = lo.copy(), hi.copy()

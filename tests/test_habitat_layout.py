@@ -1,11 +1,13 @@
-"""Walkways join 3DSG rooms that share no wall (the habitat stage's floor plan; no habitat-sim needed)."""
+"""The habitat stage's floor plan, no habitat-sim needed: walkways join 3DSG rooms that share no wall, and
+furniture opens towards the side that is clear."""
 
 import numpy as np
 import pytest
 
+from servicerobot.envs.habitat.stage import front_side
 from servicerobot.envs.habitat.walkways import WALKWAY_W, plan_walkways, room_groups
 from servicerobot.errors import SceneError
-from servicerobot.scenes.gibson import Room3D
+from servicerobot.scenes.gibson import Object3D, Room3D, SceneGraph3D
 
 
 def _rooms(*boxes):
@@ -79,3 +81,21 @@ def test_rooms_no_walkway_can_reach_raise_a_clear_error():
     rooms = _rooms((-20, -20, -16, -16), (0, 0, 4, 4), (-1, -1, 5, 0), (-1, 4, 5, 5), (-1, 0, 0, 4), (4, 0, 5, 4))
     with pytest.raises(SceneError, match="add a corridor room"):
         plan_walkways(rooms, [(3, 5), (5, 4), (4, 6), (6, 3)])
+
+
+def test_furniture_opens_towards_the_room_unless_something_stands_in_front():
+    sg = SceneGraph3D("Corner")
+    sg.rooms[1] = Room3D(1, "kitchen", "", (5.9, 6.0, 1.5), (3.24, 4.78, 3.0))  # x 4.28-7.52, y 3.61-8.39
+    sg.objects[1] = Object3D(1, "refrigerator", "", 1, (7.15, 7.15, 0.9), (0.7, 0.8, 1.8))
+    sg.objects[2] = Object3D(2, "oven", "", 1, (7.2, 7.9, 0.45), (0.6, 0.6, 0.9))  # in the corner, north of it
+    sg.objects[3] = Object3D(3, "cabinet", "", 1, (7.25, 4.21, 0.45), (0.5, 1.0, 0.9))
+    sg.objects[4] = Object3D(4, "pan", "", 1, (7.0, 6.0, 0.1), (0.3, 0.3, 0.06))  # items do not block
+    # The cabinet's long side faces the room's middle, and nothing stands there.
+    assert front_side(sg.objects[3], sg) == (0, -1)
+    # The oven's square footprint would face the fridge 5 cm away (south) or the wall 19 cm away (north):
+    # it opens west, into the room.
+    assert front_side(sg.objects[2], sg) == (0, -1)
+    sg.objects[5] = Object3D(5, "counter", "", 1, (5.0, 7.9, 0.45), (1.2, 0.6, 0.9))
+    assert front_side(sg.objects[2], sg) == (0, -1)  # the counter leaves 1.3 m free in front of the oven
+    sg.objects[5] = Object3D(5, "counter", "", 1, (6.3, 7.9, 0.45), (1.2, 0.6, 0.9))  # 0.0 m: boxed in
+    assert front_side(sg.objects[2], sg) == (1, 1)  # then the freest side: 19 cm to the north wall
