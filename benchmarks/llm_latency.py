@@ -5,7 +5,8 @@ utterance: classify, the retrieval query (query graph for search-rag), and the u
 JSON line: calls, median / p90 / mean seconds per call, per prompt kind, prompt and completion tokens, the
 share of answers that parsed, and the load average before and after (other work on the cores slows the
 model down). The server is `$SERVICEROBOT_LOCAL_LLM_URL` (or `--url`), else one is started here
-(`servicerobot llm serve`: one context per kind of request, threads following the idle cores).
+(`servicerobot llm serve`: one context per kind of request, threads following the idle cores, each kind's
+fixed prompt prefix evaluated once before the first call unless `--cold`).
 
     python benchmarks/llm_latency.py --items 20
     python benchmarks/llm_latency.py --quick          # 2 items
@@ -82,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", default=os.environ.get(LOCAL_LLM_URL_VAR), help="the local server's URL")
     parser.add_argument("--threads", type=int, default=None,
                         help="model threads when a server is started (default 0: the idle cores at each request)")
+    parser.add_argument("--cold", action="store_true", help="do not warm a server started here")
     parser.add_argument("--log", default=None, help="the server's log with llama.cpp timings (see above)")
     args = parser.parse_args(argv)
     n = 2 if args.quick else args.items
@@ -93,12 +95,18 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     offset = os.path.getsize(args.log) if args.log and os.path.exists(args.log) else 0
     with ExitStack() as stack:
-        started = 0.0
+        started = warmed = 0.0
         url = args.url
         if not url:
             t0 = time.perf_counter()
-            url = stack.enter_context(LocalServer(threads=args.threads, log=args.log, verbose=bool(args.log))).url
+            server = stack.enter_context(LocalServer(threads=args.threads, log=args.log, verbose=bool(args.log)))
+            url = server.url
             started = time.perf_counter() - t0
+            if not args.cold:
+                server.warm()
+                warmed = time.perf_counter() - t0 - started
+            if args.log:  # the calls' timings only, not the warm-up's
+                offset = os.path.getsize(args.log)
         interpreter = local_interpreter(url)
         timed = _Timed(interpreter.model)
         interpreter.model = timed
@@ -117,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = timed.rows
     kinds = sorted({r["kind"] for r in rows})
     out = {"benchmark": "llm_latency", "model": interpreter.model.name, "items": len(items),
-           "server_start_s": round(started, 1), "cores": os.cpu_count(),
+           "server_start_s": round(started, 1), "warm_up_s": round(warmed, 1), "cores": os.cpu_count(),
            "threads": "given server" if args.url else (args.threads or "idle cores per request"),
            "load_avg_before": [round(x, 2) for x in load_before],
            "load_avg_after": [round(x, 2) for x in os.getloadavg()], **_stats([r["seconds"] for r in rows]),

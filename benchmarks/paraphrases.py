@@ -30,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="2 updates and 2 tasks (under a minute)")
     parser.add_argument("--url", default=os.environ.get(LOCAL_LLM_URL_VAR), help="the local server's URL")
     parser.add_argument("--serve", action="store_true", help="start the local server when no URL is given")
+    parser.add_argument("--items", type=int, default=None,
+                        help="only the first N items, updates and tasks alternating (a fixed subset)")
     parser.add_argument("--rules-only", action="store_true")
     parser.add_argument("--rows", help="write every answer to this JSON file")
     args = parser.parse_args(argv)
@@ -38,8 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     tasks = [i for i in everything if i.kind == "task"]
     # alternate the kinds, so that a run stopped early still covers both
     items = [x for pair in zip(updates, tasks) for x in pair] + updates[len(tasks):] + tasks[len(updates):]
-    if args.quick:
-        items = items[:4]
+    if args.quick or args.items is not None:
+        if args.items is not None and args.items < 1:
+            parser.error(f"--items must be at least 1, got {args.items}")
+        items = items[:4 if args.quick else args.items]
     place = setting()
     out: dict = {"benchmark": "paraphrases", "items": len(items)}
     rows: dict = {}
