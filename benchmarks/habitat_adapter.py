@@ -7,9 +7,9 @@ adapter: over seeded generated scenes x robot poses (half the containers opened)
   "object in view" (what the household world shows in the robot's room: its fixtures, the items on them
   and in the open ones), room facts and support facts (on / inside). Poses: random points of free floor
   (navigable, never inside furniture or on a bed) in a random room with a random heading, or the room's
-  stand point (where `move` brings the robot). The default look-around (4 headings x 2 head tilts, drives
-  to look into open containers it cannot see into) and two ablations: the previous round's look-around
-  (one tilt, no drives) and two tilts without drives.
+  stand point (where `move` brings the robot). The default look-around (4 headings x 2 head tilts, and
+  drives to look at the open receptacles whose support surface it does not see) and two ablations: the
+  previous round's look-around (one tilt, no drives) and two tilts without drives.
 success: tasks completed by the oracle (symbolic and habitat) and by search-rag in "both" mode (habitat).
 speed: env steps/s (alternating moves to random rooms and waits), render() frames/s, look-arounds/s, with
   the default look-around and with the previous round's (one tilt, no inspection).
@@ -56,7 +56,7 @@ def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, *
     counts = {k: [0, 0, 0] for k in keys}  # true positives, predicted, truth
     t0 = time.time()
     poses = 0
-    inspected = [0, 0.0]  # look-arounds that drove to containers to look in, metres driven for that
+    inspected = [0, 0.0]  # look-arounds that drove to receptacles to look, metres driven for that
     look_s: dict[bool, list[float]] = {False: [], True: []}  # seconds per look-around, without / with a drive
     for s in range(n_scenes):
         rng = np.random.default_rng([seed, s])

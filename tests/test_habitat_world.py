@@ -18,6 +18,7 @@ from servicerobot.adapters.habitat import (
     household_percept,
     observe,
     scene_graph_from_semantic_scene,
+    seen_fraction,
 )
 from servicerobot.errors import DependencyNotInstalled, SceneError
 from servicerobot.oracle import OracleAgent
@@ -87,6 +88,20 @@ def test_backprojection_puts_pixels_where_the_depth_says():
     assert np.allclose(centre, [0.0, 2.0, 1.5], atol=0.03)
     # hfov 90: the image's left edge is as far left as it is deep
     assert np.isclose(pts[30, 0, 0], -2.0 + 0.5 * 2.0 / 40, atol=1e-9)  # pixel centres
+
+
+def test_seen_fraction_counts_the_points_the_depth_image_shows():
+    view = _flat_view(3.0, 1, (slice(0, 60), slice(0, 80)))  # a wall 3 m ahead (3DSG +y), camera 1.5 m up
+    points = np.array([
+        [0.0, 2.0, 1.5],   # in front of the wall: shown
+        [0.0, 3.2, 1.5],   # just behind it, within the 0.25 m tolerance (what rests on a surface): shown
+        [0.0, 4.0, 1.5],   # a metre behind it: hidden
+        [0.0, -2.0, 1.5],  # behind the camera: not in the frame
+        [9.0, 2.0, 1.5],   # far left of the 90-degree field: not in the frame
+    ])
+    assert seen_fraction([view], points) == pytest.approx(2 / 5)
+    assert seen_fraction([view], points[2:3], tol=1.5) == 1.0
+    assert seen_fraction([view], points[:1], max_range=1.0) == 0.0
 
 
 def _index() -> SemanticIndex:

@@ -28,8 +28,8 @@ __all__ = [
     "backproject",
     "household_percept",
     "observe",
-    "pixels_inside",
     "scene_graph_from_semantic_scene",
+    "seen_fraction",
 ]
 
 # Matterport3D region names (what habitat reads from .house files and HM3D/MP3D scenes) -> Gibson categories.
@@ -188,16 +188,24 @@ def _points(view: View, mask: np.ndarray) -> np.ndarray:
     return _to_3dsg(cam @ np.asarray(view.rotation, dtype=float).T + np.asarray(view.position, dtype=float))
 
 
-def pixels_inside(views: list[View], lo: np.ndarray, hi: np.ndarray, margin: float = 0.02,
-                  max_range: float = 8.0) -> int:
-    """How many depth pixels of `views` land strictly inside the box lo..hi (3DSG) shrunk by `margin`: a
-    container's inside (its inner walls and what it holds), never its outer faces."""
-    lo, hi = np.asarray(lo, dtype=float) + margin, np.asarray(hi, dtype=float) - margin
-    count = 0
+def seen_fraction(views: list[View], points: np.ndarray, tol: float = 0.25, max_range: float = 8.0) -> float:
+    """The fraction of 3D `points` (3DSG) that the depth images show: in some view's frame, within range,
+    with nothing more than `tol` metres nearer the camera on their pixel (what rests on them may be)."""
+    pts = np.asarray(points, dtype=float)
+    q = np.stack([pts[:, 0], pts[:, 2], -pts[:, 1]], axis=-1)  # 3DSG -> habitat
+    seen = np.zeros(len(pts), dtype=bool)
     for view in views:
-        pts = _points(view, (view.depth > 0) & (view.depth < max_range))
-        count += int(np.all((pts > lo) & (pts < hi), axis=1).sum())
-    return count
+        h, w = view.depth.shape
+        f = (w / 2) / np.tan(np.deg2rad(view.hfov) / 2)
+        cam = (q - np.asarray(view.position, dtype=float)) @ np.asarray(view.rotation, dtype=float)
+        ahead = -cam[:, 2]  # habitat cameras look along -z
+        ok = (ahead > 0.05) & (ahead < max_range)
+        u = np.floor(cam[:, 0] / np.where(ok, ahead, 1.0) * f + w / 2).astype(int)
+        r = np.floor(-cam[:, 1] / np.where(ok, ahead, 1.0) * f + h / 2).astype(int)
+        ok &= (u >= 0) & (u < w) & (r >= 0) & (r < h)
+        idx = np.flatnonzero(ok)
+        seen[idx[view.depth[r[idx], u[idx]] >= ahead[idx] - tol]] = True
+    return float(seen.mean()) if len(pts) else 1.0
 
 
 def observe(views: list[View], index: SemanticIndex, min_pixels: int = 4, max_range: float = 8.0

@@ -1,4 +1,4 @@
-"""How the habitat robot looks: two head tilts, driving to look into open containers, where it may stand.
+"""How the habitat robot looks: two head tilts, driving to look at receptacles it cannot see, where it stands.
 
 Runs inside ../shared/habitat-sandbox against the real habitat-sim (see README).
 """
@@ -24,7 +24,8 @@ from servicerobot.scenes.gibson_classes import ITEM_TYPES
 
 def _kitchen() -> SceneGraph3D:
     """A 5 x 4 m kitchen: a cabinet against the west wall opening east, a cup at the back of its floor, a dining table
-    north of it, a book at the near edge of a low coffee table; a living room to the east."""
+    north of it, a book at the near edge of a low coffee table; east, a living room with a side table in its
+    north-east corner behind a (closed) wardrobe, a clock on it."""
     sg = SceneGraph3D("Viewing")
     sg.rooms[1] = Room3D(1, "kitchen", "", (2.5, 2.0, 1.5), (5.0, 4.0, 3.0))
     sg.rooms[2] = Room3D(2, "living_room", "", (7.5, 2.0, 1.5), (5.0, 4.0, 3.0))
@@ -33,6 +34,9 @@ def _kitchen() -> SceneGraph3D:
     sg.objects[3] = Object3D(3, "dining_table", "", 1, (0.5, 3.1, 0.375), (0.8, 0.6, 0.75))
     sg.objects[4] = Object3D(4, "coffee_table", "", 1, (3.6, 1.0, 0.225), (1.0, 0.6, 0.45))
     sg.objects[5] = Object3D(5, "book", "", 1, (3.6, 1.22, 0.472), (0.22, 0.15, 0.04))
+    sg.objects[6] = Object3D(6, "wardrobe", "", 2, (8.6, 3.7, 1.0), (1.2, 0.6, 2.0))
+    sg.objects[7] = Object3D(7, "side_table", "", 2, (9.6, 3.6, 0.3), (0.5, 0.5, 0.6))
+    sg.objects[8] = Object3D(8, "clock", "", 2, (9.6, 3.6, 0.68), (0.15, 0.06, 0.15))
     return sg
 
 
@@ -41,7 +45,7 @@ def kitchen():
     rng = np.random.default_rng(0)
     sg = _kitchen()
     scene = to_household_scene(sg, rng, n_people=1)
-    facts = frozenset(a for a in scene.init if a.predicate != "closed")  # the cabinet stands open
+    facts = frozenset(a for a in scene.init if a.predicate != "closed" or a.args[0] == "wardrobe_6")
     ex = HabitatExecutor()
     ex.reset(scene, facts, rng)
     yield sg, scene, ex
@@ -80,14 +84,14 @@ def test_the_robot_drives_to_look_into_an_open_cabinet_it_sees_from_the_side(kit
     inspections = ex.inspections
     assert _seen(ex, sg, 2) is not None and ex.inspections == inspections
     # A closed cabinet is not worth the drive: the robot stays, and the cup is out of sight.
-    closed = ex.facts | {a for a in scene.init if a.predicate == "closed" and a.args[0] == "cabinet_1"}
-    ex.sync(closed)
+    before = ex.facts
+    ex.sync(before | {a for a in scene.init if a.predicate == "closed" and a.args[0] == "cabinet_1"})
     try:
         _place(ex, 1.1, 3.7, facing=(0.3, 2.0))
         inspections = ex.inspections
         assert _seen(ex, sg, 2) is None and ex.inspections == inspections
     finally:
-        ex.sync(frozenset(a for a in closed if a.predicate != "closed"))
+        ex.sync(before)
 
 
 def test_the_second_head_tilt_sees_an_item_at_the_robots_feet(kitchen):
@@ -144,3 +148,21 @@ def test_bad_camera_options_say_what_is_wrong():
         HabitatExecutor(pitch=(-0.3, 2.0))
     with pytest.raises(SceneError, match="camera_height"):
         HabitatExecutor(camera_height=3.0)
+
+
+def test_the_robot_drives_to_see_a_table_a_wardrobe_hides(kitchen):
+    sg, _scene, ex = kitchen
+    _place(ex, 6.0, 3.5, facing=(9.6, 3.6))  # the closed wardrobe stands between the robot and the side table
+    start, walked = ex.position.copy(), ex.distance
+    ex.inspect = False
+    try:
+        assert _seen(ex, sg, 8) is None
+    finally:
+        ex.inspect = True
+    clock = _seen(ex, sg, 8)
+    assert clock is not None and clock.support == ("on", ex.stage.semantic_of[7])
+    assert ex.distance - walked > 4.0 and np.allclose(ex.position, start)
+    # From the middle of the room it sees the table top itself: no drive.
+    _place(ex, 8.0, 1.5, facing=(9.6, 3.6))
+    inspections = ex.inspections
+    assert _seen(ex, sg, 8) is not None and ex.inspections == inspections

@@ -19,18 +19,28 @@ from typing import Any
 
 import numpy as np
 
-from servicerobot.adapters.habitat import SemanticIndex, View, household_percept, observe, pixels_inside
+from servicerobot.adapters.habitat import SemanticIndex, View, household_percept, observe, seen_fraction
 from servicerobot.envs.executor import Executor
 from servicerobot.envs.habitat.stage import Stage, build_stage, from_habitat, front_side, to_habitat
 from servicerobot.errors import DependencyNotInstalled, SceneError
 from servicerobot.pddl import Atom
-from servicerobot.scenes.gibson import GibsonScene, Object3D, place_spot, save_json, support_of
+from servicerobot.scenes.gibson import (
+    SINK_DEPTH,
+    GibsonScene,
+    Object3D,
+    class_type,
+    place_spot,
+    save_json,
+    support_of,
+)
 from servicerobot.scenes.household import ROBOT
 
 __all__ = ["HabitatExecutor", "import_habitat_sim"]
 
 _HIDDEN_Y = -30.0  # items people hold or that were thrown away wait below the floor
-_INSIDE_PIXELS = 30  # depth pixels inside a container's walls that show the robot its inside
+_SEEN = 0.5  # the share of a receptacle's support surface a look-around must show, else the robot goes to look
+_SURFACES = frozenset({"surface", "shelf", "bed"})
+_RECEPTACLE_TYPES = _SURFACES | {"container", "openable", "sink", "fridge", "washer", "dryer"}  # what holds items
 _INSTALL = ("habitat-sim is not installed. Install it with conda (`conda install habitat-sim -c conda-forge "
             "-c aihabitat`, add `headless` on a cluster), or run inside ../shared/habitat-sandbox "
             "(`run --pip -e . -- python ...`); or use simulator=\"symbolic\". The stage builder also needs "
@@ -65,9 +75,10 @@ class HabitatExecutor(Executor):
             tilt adds `headings` views; the RGB camera uses the first. The default two (17 and 52 degrees
             down) tile the view from 88 degrees down to 20 up (4:3 images, hfov 90). hfov in degrees.
         camera_height: the head camera's height above the floor, metres.
-        inspect: look into the open front-opening containers (fridge, cabinet, wardrobe...) of the robot's
-            room that the look-around does not see into: the robot drives to each along the navmesh, looks
-            in and drives back (`inspections`, `inspection_distance` count what that costs).
+        inspect: look at the open receptacles of the robot's room whose support surface (a table's top, a
+            cabinet's floor) the look-around shows less than half of, or whose front opening it sees from
+            more than 55 degrees off: the robot drives to each along the navmesh, looks and drives back
+            (`inspections`, `inspection_distance` count what that costs).
         min_pixels, max_range: what counts as in view.
         gpu_device_id: habitat-sim's GPU; -1 renders without CUDA (EGL/llvmpipe on a CPU machine).
     """
@@ -182,6 +193,8 @@ class HabitatExecutor(Executor):
                             if o.id not in self.stage.items]
         self._fronts = {o.id: front_side(o, self.graph) for o in self.graph.objects.values()
                         if o.id not in self.stage.items}
+        self._receptacles = [o.id for o in self.graph.objects.values() if o.id not in self.stage.items
+                             and class_type(o.class_) in _RECEPTACLE_TYPES]
         movable = frozenset(self.stage.semantic_of[oid] for oid in self.stage.items)
         self.index = SemanticIndex.from_semantic_scene(self.sim.semantic_scene, movable)
         # Region k of the .house is room stage.region_rooms[k]; the household names them by their labels.
@@ -407,26 +420,45 @@ class HabitatExecutor(Executor):
         """Semantic + depth views at the robot's position: `headings` yaws apart, at every head tilt."""
         return self._views(self.yaw + 2 * np.pi * k / self.headings for k in range(self.headings))
 
-    def _sees_into(self, oid: int, views: list[View]) -> bool:
-        """Whether `views` (taken here) look into front-opening `oid`: from within 55 degrees of its front's
-        normal (its shelves' far corners show from there), and its inside shows in the depth images."""
+    def _support_points(self, oid: int) -> np.ndarray:
+        """A 4 x 4 grid (3DSG) over where items rest on or in receptacle `oid`: just above its top, or at
+        item height on the floor of a container (a sink's basin)."""
         obj = self.graph.objects[oid]
-        axis, sign = self.stage.openings[oid]
-        to_camera = from_habitat(self.position)[:2] - np.asarray(obj.location[:2])
-        if sign * to_camera[axis] <= np.cos(np.deg2rad(55)) * np.linalg.norm(to_camera):
-            return False
-        lo, hi = obj.box
-        return pixels_inside(views, lo, hi, max_range=self.max_range) >= _INSIDE_PIXELS
+        lo, hi = (np.asarray(x, dtype=float) for x in obj.box)
+        kind = class_type(obj.class_)
+        inset = np.minimum(0.08, (hi - lo) / 4)
+        if kind in _SURFACES:
+            z = hi[2] + 0.03
+        elif kind == "sink":
+            z = hi[2] - SINK_DEPTH + 0.05
+        else:
+            z = lo[2] + min(0.1, (hi[2] - lo[2]) / 2)
+        xs, ys = (np.linspace(lo[a] + inset[a], hi[a] - inset[a], 4) for a in (0, 1))
+        return np.array([(x, y, z) for x in xs for y in ys])
 
-    def inspect_insides(self, views: list[View]) -> list[View]:
-        """Views into the open front-opening containers of the room the robot stands in that `views` do not
-        see into: it drives to each (nearest first) along the navmesh, faces it, looks, and drives back."""
-        region = self.index.region_at(from_habitat(self.position))
-        room = self.region_room.get(region)
-        names = {oid: self._name_of_oid(oid) for oid in self.stage.openings}
-        todo = [oid for oid, name in names.items() if room is not None and name in self.scene.entities
-                and self.scene.entities[name].room == room and Atom("closed", (name,)) not in self.facts
-                and not self._sees_into(oid, views)]
+    def _oblique(self, oid: int) -> bool:
+        """Whether the robot sees front-opening `oid` from more than 55 degrees off its front (or from behind),
+        whence the far side of its floor never shows through the opening."""
+        if oid not in self.stage.openings:
+            return False
+        axis, sign = self.stage.openings[oid]
+        to_camera = from_habitat(self.position)[:2] - np.asarray(self.graph.objects[oid].location[:2])
+        return bool(sign * to_camera[axis] <= np.cos(np.deg2rad(55)) * np.linalg.norm(to_camera))
+
+    def inspect_receptacles(self, views: list[View]) -> list[View]:
+        """Views of the open receptacles of the room the robot stands in whose support surface `views` show
+        less than half of (a table behind a wardrobe), or front-opening ones seen obliquely (a cabinet from
+        its side): the robot drives to each (nearest first) along the navmesh, faces it, looks, drives back."""
+        room = self.region_room.get(self.index.region_at(from_habitat(self.position)))
+        todo = []
+        for oid in self._receptacles:
+            name = self._name_of_oid(oid)
+            if (room is None or name not in self.scene.entities or self.scene.entities[name].room != room
+                    or Atom("closed", (name,)) in self.facts):
+                continue
+            if (self._oblique(oid) or
+                    seen_fraction(views, self._support_points(oid), max_range=self.max_range) < _SEEN):
+                todo.append(oid)
         if not todo:
             return []
         start, yaw, walked = self.position, self.yaw, self.distance
@@ -435,7 +467,7 @@ class HabitatExecutor(Executor):
             here = from_habitat(self.position)[:2]
             oid = min(todo, key=lambda o: float(np.linalg.norm(np.asarray(self.graph.objects[o].location[:2]) - here)))
             todo.remove(oid)
-            name = names[oid]
+            name = self._name_of_oid(oid)
             if self._walk(self._approach_point(name), record=False):
                 continue
             self._carry()
@@ -451,7 +483,7 @@ class HabitatExecutor(Executor):
     def sightings(self):
         views = self.look_around()
         if self.inspect:
-            views += self.inspect_insides(views)
+            views += self.inspect_receptacles(views)
         return observe(views, self.index, self.min_pixels, self.max_range)
 
     def percept(self, symbolic: dict) -> dict:
