@@ -106,7 +106,7 @@ class HabitatExecutor(Executor):
         self._workdir = Path(tempfile.mkdtemp(prefix="servicerobot-habitat-"))
         self.distance = 0.0  # metres walked along geodesics, over the executor's life
         self.views_rendered = 0
-        self.inspections = 0  # look-arounds that drove to containers to look in, and the metres that took
+        self.inspections = 0  # look-arounds that drove to receptacles to look, and the metres that took
         self.inspection_distance = 0.0
 
     # ------------------------------------------------------------------ episode
