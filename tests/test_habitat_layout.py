@@ -1,13 +1,14 @@
-"""The habitat stage's floor plan, no habitat-sim needed: walkways join 3DSG rooms that share no wall, and
-furniture opens towards the side that is clear."""
+"""The habitat stage's floor plan and viewing geometry, no habitat-sim needed: walkways join 3DSG rooms that
+share no wall, furniture opens towards the side that is clear, where the robot must look to see what it holds."""
 
 import numpy as np
 import pytest
 
 from servicerobot.envs.habitat.stage import front_side
+from servicerobot.envs.habitat.viewing import oblique, support_points
 from servicerobot.envs.habitat.walkways import WALKWAY_W, plan_walkways, room_groups
 from servicerobot.errors import SceneError
-from servicerobot.scenes.gibson import Object3D, Room3D, SceneGraph3D
+from servicerobot.scenes.gibson import SINK_DEPTH, Object3D, Room3D, SceneGraph3D
 
 
 def _rooms(*boxes):
@@ -99,3 +100,22 @@ def test_furniture_opens_towards_the_room_unless_something_stands_in_front():
     assert front_side(sg.objects[2], sg) == (0, -1)  # the counter leaves 1.3 m free in front of the oven
     sg.objects[5] = Object3D(5, "counter", "", 1, (6.3, 7.9, 0.45), (1.2, 0.6, 0.9))  # 0.0 m: boxed in
     assert front_side(sg.objects[2], sg) == (1, 1)  # then the freest side: 19 cm to the north wall
+
+
+def test_support_points_lie_where_items_rest():
+    table = Object3D(1, "dining_table", "", 1, (2.0, 2.0, 0.375), (1.4, 0.9, 0.75))
+    sink = Object3D(2, "sink", "", 1, (0.3, 1.0, 0.45), (0.6, 0.8, 0.9))
+    cabinet = Object3D(3, "cabinet", "", 1, (0.3, 2.0, 0.45), (0.6, 1.2, 0.9))
+    top = support_points(table)
+    assert top.shape == (16, 3) and np.allclose(top[:, 2], 0.78)
+    assert np.all(top[:, :2] > np.array([1.3, 1.55])) and np.all(top[:, :2] < np.array([2.7, 2.45]))
+    assert np.allclose(support_points(sink)[:, 2], 0.9 - SINK_DEPTH + 0.05)  # over the basin, not the rim
+    assert np.allclose(support_points(cabinet)[:, 2], 0.1)  # at item height on the cabinet's floor
+
+
+def test_a_front_opening_is_oblique_from_its_side_and_from_behind():
+    cabinet = Object3D(1, "cabinet", "", 1, (0.3, 2.0, 0.45), (0.6, 1.2, 0.9))  # opens towards +x
+    assert not oblique(cabinet, (0, 1), (2.2, 2.0))  # straight in front
+    assert not oblique(cabinet, (0, 1), (2.0, 3.5))  # 41 degrees off
+    assert oblique(cabinet, (0, 1), (1.1, 3.7))  # 65 degrees off
+    assert oblique(cabinet, (0, 1), (-1.0, 2.0))  # behind it

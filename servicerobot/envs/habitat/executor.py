@@ -22,10 +22,10 @@ import numpy as np
 from servicerobot.adapters.habitat import SemanticIndex, View, household_percept, observe, seen_fraction
 from servicerobot.envs.executor import Executor
 from servicerobot.envs.habitat.stage import Stage, build_stage, from_habitat, front_side, to_habitat
+from servicerobot.envs.habitat.viewing import SURFACES, oblique, support_points
 from servicerobot.errors import DependencyNotInstalled, SceneError
 from servicerobot.pddl import Atom
 from servicerobot.scenes.gibson import (
-    SINK_DEPTH,
     GibsonScene,
     Object3D,
     class_type,
@@ -39,8 +39,7 @@ __all__ = ["HabitatExecutor", "import_habitat_sim"]
 
 _HIDDEN_Y = -30.0  # items people hold or that were thrown away wait below the floor
 _SEEN = 0.5  # the share of a receptacle's support surface a look-around must show, else the robot goes to look
-_SURFACES = frozenset({"surface", "shelf", "bed"})
-_RECEPTACLE_TYPES = _SURFACES | {"container", "openable", "sink", "fridge", "washer", "dryer"}  # what holds items
+_RECEPTACLE_TYPES = SURFACES | {"container", "openable", "sink", "fridge", "washer", "dryer"}  # what holds items
 _INSTALL = ("habitat-sim is not installed. Install it with conda (`conda install habitat-sim -c conda-forge "
             "-c aihabitat`, add `headless` on a cluster), or run inside ../shared/habitat-sandbox "
             "(`run --pip -e . -- python ...`); or use simulator=\"symbolic\". The stage builder also needs "
@@ -420,31 +419,6 @@ class HabitatExecutor(Executor):
         """Semantic + depth views at the robot's position: `headings` yaws apart, at every head tilt."""
         return self._views(self.yaw + 2 * np.pi * k / self.headings for k in range(self.headings))
 
-    def _support_points(self, oid: int) -> np.ndarray:
-        """A 4 x 4 grid (3DSG) over where items rest on or in receptacle `oid`: just above its top, or at
-        item height on the floor of a container (a sink's basin)."""
-        obj = self.graph.objects[oid]
-        lo, hi = (np.asarray(x, dtype=float) for x in obj.box)
-        kind = class_type(obj.class_)
-        inset = np.minimum(0.08, (hi - lo) / 4)
-        if kind in _SURFACES:
-            z = hi[2] + 0.03
-        elif kind == "sink":
-            z = hi[2] - SINK_DEPTH + 0.05
-        else:
-            z = lo[2] + min(0.1, (hi[2] - lo[2]) / 2)
-        xs, ys = (np.linspace(lo[a] + inset[a], hi[a] - inset[a], 4) for a in (0, 1))
-        return np.array([(x, y, z) for x in xs for y in ys])
-
-    def _oblique(self, oid: int) -> bool:
-        """Whether the robot sees front-opening `oid` from more than 55 degrees off its front (or from behind),
-        whence the far side of its floor never shows through the opening."""
-        if oid not in self.stage.openings:
-            return False
-        axis, sign = self.stage.openings[oid]
-        to_camera = from_habitat(self.position)[:2] - np.asarray(self.graph.objects[oid].location[:2])
-        return bool(sign * to_camera[axis] <= np.cos(np.deg2rad(55)) * np.linalg.norm(to_camera))
-
     def inspect_receptacles(self, views: list[View]) -> list[View]:
         """Views of the open receptacles of the room the robot stands in whose support surface `views` show
         less than half of (a table behind a wardrobe), or front-opening ones seen obliquely (a cabinet from
@@ -456,8 +430,9 @@ class HabitatExecutor(Executor):
             if (room is None or name not in self.scene.entities or self.scene.entities[name].room != room
                     or Atom("closed", (name,)) in self.facts):
                 continue
-            if (self._oblique(oid) or
-                    seen_fraction(views, self._support_points(oid), max_range=self.max_range) < _SEEN):
+            obj, front = self.graph.objects[oid], self.stage.openings.get(oid)
+            if ((front is not None and oblique(obj, front, from_habitat(self.position))) or
+                    seen_fraction(views, support_points(obj), max_range=self.max_range) < _SEEN):
                 todo.append(oid)
         if not todo:
             return []
