@@ -7,6 +7,7 @@ habitat_sim = pytest.importorskip("habitat_sim")
 
 from servicerobot.envs.habitat.executor import HabitatExecutor
 from servicerobot.envs.habitat.stage import to_habitat
+from servicerobot.errors import SceneError
 from servicerobot.pddl.interpreter import GroundAction
 from servicerobot.scenes.gibson import Object3D, Room3D, SceneGraph3D, to_household_scene
 
@@ -62,5 +63,31 @@ def test_move_crosses_a_gap_between_rooms_and_a_narrow_shared_wall():
                 ex.position = ex._stand_point(start)
                 assert ex.execute(GroundAction("move", ("robot", start, goal)), frozenset(), frozenset()) == ""
                 assert ex._in_room(ex.position, goal)
+    finally:
+        ex.close()
+
+
+def test_stand_points_avoid_a_crowded_middle_and_a_full_room_is_a_clear_error():
+    sg = SceneGraph3D("Crowded")
+    sg.rooms[1] = Room3D(1, "dining_room", "", (3.0, 3.0, 1.5), (6.0, 6.0, 3.0))
+    sg.rooms[2] = Room3D(2, "storage_room", "", (7.0, 3.0, 1.5), (2.0, 6.0, 3.0))
+    sg.objects[1] = Object3D(1, "dining_table", "", 1, (3.0, 3.0, 0.375), (3.0, 3.0, 0.75))
+    sg.objects[2] = Object3D(2, "cup", "", 1, (3.0, 3.0, 0.8), (0.09, 0.09, 0.1))
+    sg.objects[3] = Object3D(3, "shelf", "", 2, (7.0, 3.0, 0.9), (2.0, 6.0, 1.8))  # fills the storage room
+    rng = np.random.default_rng(0)
+    scene = to_household_scene(sg, rng, n_people=1, init_room="dining_room_1")
+    ex = HabitatExecutor(inspect=False)
+    ex.reset(scene, scene.init, rng)
+    try:
+        # The navmesh runs over the table top (0.75 m up, within the robot's 1.5 m clearance): not a stand point.
+        middle = np.asarray(ex.sim.pathfinder.snap_point(to_habitat((3.0, 3.0, 0.0))))
+        assert abs(middle[1] - 0.75) < 0.1 and not ex._free(middle)
+        point = ex._stand_point("dining_room_1")
+        assert ex._free(point) and ex._in_room(point, "dining_room_1")
+        ex._floor_point = lambda x, y: None  # nothing free near the middle: any free floor of the room will do
+        point = ex._stand_point("dining_room_1")
+        assert ex._free(point) and ex._in_room(point, "dining_room_1")
+        with pytest.raises(SceneError, match="storage_room_2 has no free navigable floor"):
+            ex._stand_point("storage_room_2")
     finally:
         ex.close()

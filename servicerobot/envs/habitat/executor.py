@@ -310,10 +310,15 @@ class HabitatExecutor(Executor):
         return bool(np.all(np.abs(p[:2] - np.asarray(r.location[:2])) < np.asarray(r.size[:2]) / 2))
 
     def _stand_point(self, room: str) -> np.ndarray:
+        """Where `move` brings the robot: the free floor nearest the room's middle (anywhere in it if the
+        middle is crowded)."""
         r = self.graph.rooms[self.scene.node_of[room][1]]
         point = self._floor_point(r.location[0], r.location[1])
         if point is None or not self._in_room(point, room):
-            raise SceneError(f"no free navigable floor near the middle of {room}")
+            point = self.random_pose(room, np.random.default_rng(0), margin=0.0)
+        if point is None:
+            raise SceneError(f"{room} has no free navigable floor the robot can stand on (furniture fills it, or "
+                             "it is narrower than the robot's 0.4 m); check its box and its objects' boxes in the 3DSG")
         return point
 
     def random_pose(self, room: str, rng: np.random.Generator, margin: float = 0.3) -> np.ndarray | None:
