@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
            "per_kind": {k: _stats([r["seconds"] for r in rows if r["kind"] == k]) for k in kinds},
            "prompt_tokens_median": statistics.median(r["prompt"] for r in rows),
            "completion_tokens_median": statistics.median(r["completion"] for r in rows),
-           "prompt_tokens_sent": sum(r["prompt"] for r in rows), **_evaluated(args.log, offset),
+           "prompt_tokens_sent": sum(r["prompt"] for r in rows), "completion_tokens": sum(r["completion"] for r in rows),
+           **_evaluated(args.log, offset),
            "parsed_share": round(sum(r["parsed"] for r in rows) / max(1, len(rows)), 3)}
     print(json.dumps(out))
     return 0
