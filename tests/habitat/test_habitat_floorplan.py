@@ -12,6 +12,17 @@ from servicerobot.pddl.interpreter import GroundAction
 from servicerobot.scenes.gibson import Object3D, Room3D, SceneGraph3D, to_household_scene
 
 
+def _walk_every_door(ex, scene):
+    """Move the robot through every door both ways (from the room's stand point), asserting it arrives;
+    yields each move's path."""
+    for a, b in scene.doors:
+        for start, goal in ((a, b), (b, a)):
+            ex.position = ex._stand_point(start)
+            assert ex.execute(GroundAction("move", ("robot", start, goal)), frozenset(), frozenset()) == ""
+            assert ex._in_room(ex.position, goal)
+            yield ex.last_path
+
+
 def test_move_reaches_rooms_that_share_no_wall():
     sg = SceneGraph3D("Apart")
     sg.rooms[1] = Room3D(1, "kitchen", "", (2.5, 2.0, 1.5), (5.0, 4.0, 3.0))
@@ -28,16 +39,12 @@ def test_move_reaches_rooms_that_share_no_wall():
     ex.reset(scene, scene.init, rng)
     try:
         assert len(ex.stage.walkways) == 2 and not ex.stage.doorways
-        for a, b in scene.doors:
-            for start, goal in ((a, b), (b, a)):
-                ex.position = ex._stand_point(start)
-                assert ex.execute(GroundAction("move", ("robot", start, goal)), frozenset(), frozenset()) == ""
-                assert ex._in_room(ex.position, goal)
-                # The path leaves the rooms only over a walkway's floor.
-                for p in ex.last_path:
-                    on_walkway = any(np.all(p[:2] >= lo - 0.05) and np.all(p[:2] <= hi + 0.05)
-                                     for w in ex.stage.walkways for lo, hi in w.floors)
-                    assert on_walkway or any(ex._in_room(to_habitat(p), r) for r in scene.room_names)
+        for path in _walk_every_door(ex, scene):
+            # The path leaves the rooms only over a walkway's floor.
+            for p in path:
+                on_walkway = any(np.all(p[:2] >= lo - 0.05) and np.all(p[:2] <= hi + 0.05)
+                                 for w in ex.stage.walkways for lo, hi in w.floors)
+                assert on_walkway or any(ex._in_room(to_habitat(p), r) for r in scene.room_names)
     finally:
         ex.close()
 
@@ -58,11 +65,7 @@ def test_move_crosses_a_gap_between_rooms_and_a_narrow_shared_wall():
     ex.reset(scene, scene.init, rng)
     try:
         assert len(ex.stage.doorways) == 2 and not ex.stage.walkways
-        for a, b in scene.doors:
-            for start, goal in ((a, b), (b, a)):
-                ex.position = ex._stand_point(start)
-                assert ex.execute(GroundAction("move", ("robot", start, goal)), frozenset(), frozenset()) == ""
-                assert ex._in_room(ex.position, goal)
+        assert len(list(_walk_every_door(ex, scene))) == 2 * len(scene.doors)
     finally:
         ex.close()
 

@@ -63,16 +63,21 @@ def _seen(ex, sg, oid: int):
     return ex.sightings().get(ex.stage.semantic_of[oid])
 
 
+def _hidden_without_inspection(ex, sg, oid: int) -> bool:
+    """Whether the look-around alone (no drive to look) misses object `oid`."""
+    ex.inspect = False
+    try:
+        return _seen(ex, sg, oid) is None
+    finally:
+        ex.inspect = True
+
+
 def test_the_robot_drives_to_look_into_an_open_cabinet_it_sees_from_the_side(kitchen):
     sg, scene, ex = kitchen
     # Past the dining table, 65 degrees off the cabinet's front: the table and the cabinet's side hide the cup.
     _place(ex, 1.1, 3.7, facing=(0.3, 2.0))
     start, walked = ex.position.copy(), ex.distance
-    ex.inspect = False
-    try:
-        assert _seen(ex, sg, 2) is None
-    finally:
-        ex.inspect = True
+    assert _hidden_without_inspection(ex, sg, 2)
     inspections = ex.inspections
     cup = _seen(ex, sg, 2)
     assert cup is not None and ex.name_of_sid[cup.support[1]] == "cabinet_1" and cup.support[0] == "inside"
@@ -154,11 +159,7 @@ def test_the_robot_drives_to_see_a_table_a_wardrobe_hides(kitchen):
     sg, _scene, ex = kitchen
     _place(ex, 6.0, 3.5, facing=(9.6, 3.6))  # the closed wardrobe stands between the robot and the side table
     start, walked = ex.position.copy(), ex.distance
-    ex.inspect = False
-    try:
-        assert _seen(ex, sg, 8) is None
-    finally:
-        ex.inspect = True
+    assert _hidden_without_inspection(ex, sg, 8)
     clock = _seen(ex, sg, 8)
     assert clock is not None and clock.support == ("on", ex.stage.semantic_of[7])
     assert ex.distance - walked > 4.0 and np.allclose(ex.position, start)
