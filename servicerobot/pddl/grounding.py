@@ -47,6 +47,7 @@ __all__ = [
     "compile_effects",
     "compile_test",
     "ground_formula",
+    "literals_test",
     "node_atoms",
     "substitute",
 ]
@@ -193,19 +194,25 @@ def _split(items: tuple) -> tuple[frozenset, frozenset, list]:
     return frozenset(pos), frozenset(neg), rest
 
 
+def literals_test(pos: frozenset[Atom], neg: frozenset[Atom]) -> Test:
+    """The test of a conjunction of literals: every atom of `pos` true, every atom of `neg` false."""
+    if not neg:
+        return pos.issubset if pos else _always
+    if not pos:
+        return neg.isdisjoint
+    subset, disjoint = pos.issubset, neg.isdisjoint
+
+    def all_literals(state: State) -> bool:
+        return subset(state) and disjoint(state)
+
+    return all_literals
+
+
 def _compile_all(items: tuple) -> Test:
     pos, neg, rest = _split(items)
-    subset, disjoint = pos.issubset, neg.isdisjoint
     if not rest:
-        if not neg:
-            return subset
-        if not pos:
-            return disjoint
-
-        def all_literals(state: State) -> bool:
-            return subset(state) and disjoint(state)
-
-        return all_literals
+        return literals_test(pos, neg)
+    subset, disjoint = pos.issubset, neg.isdisjoint
     pairs, rest = _implications(rest)
     tests = tuple(compile_test(item) for item in rest)
     if pairs is not None:

@@ -230,7 +230,7 @@ class Interpreter:
                     raise ActionError(
                         f"unknown object {arg!a} in {_shown(lname, largs)}{did_you_mean(arg, objects)}"
                     )
-                if otype != typ and not is_subtype(otype, typ):
+                if not is_subtype(otype, typ):
                     raise ActionError(
                         f"{arg} is {article(otype)}, but parameter {var} of {lname} needs {article(typ)}"
                     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from servicerobot.pddl.atoms import Atom
-from servicerobot.pddl.grounding import CompiledEffects, Test, Universe
+from servicerobot.pddl.grounding import CompiledEffects, Test, Universe, _always, _never, literals_test
 from servicerobot.pddl.model import (
     Action,
     AddEffect,
@@ -31,14 +31,6 @@ __all__ = ["ActionTemplate", "action_template"]
 
 Slot = int | str  # a parameter position, or a constant's name
 LiteralT = tuple[str, tuple[Slot, ...]]
-
-
-def _never(state) -> bool:
-    return False
-
-
-def _always(state) -> bool:
-    return True
 
 
 @dataclass(frozen=True)
@@ -82,20 +74,7 @@ class ActionTemplate:
         pos, neg = atoms(self.pos), atoms(self.neg)
         if pos & neg:
             return _never, adds, dels
-        return _test(pos, neg), adds, dels
-
-
-def _test(pos: frozenset[Atom], neg: frozenset[Atom]) -> Test:
-    if not neg:
-        return pos.issubset if pos else _always
-    if not pos:
-        return neg.isdisjoint
-    subset, disjoint = pos.issubset, neg.isdisjoint
-
-    def all_literals(state) -> bool:
-        return subset(state) and disjoint(state)
-
-    return all_literals
+        return literals_test(pos, neg), adds, dels
 
 
 class _NotSimple(Exception):

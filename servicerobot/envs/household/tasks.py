@@ -7,6 +7,7 @@ events that make it meaningful (someone breaks a glass before asking to throw br
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,19 +101,15 @@ class TaskGenerator:
     def _pick_place(self, speaker: str) -> Task | None:
         entities = self.scene.entities
 
-        def dests_of(item: str) -> list[str]:
+        def dests_of(item: str) -> Iterator[str]:  # lazily: most items only need to have one
             src = self.state.location(item).args[1]
-            return [f for f in self.humans.destinations(item, src) if entities[f].pddl_type != "sink"]
-
-        def has_dest(item: str) -> bool:  # dests_of(item) != [], stopping at the first
-            src = self.state.location(item).args[1]
-            return any(entities[f].pddl_type != "sink" for f in self.humans.acceptable_fixtures(item, src))
+            return (f for f in self.humans.acceptable_fixtures(item, src) if entities[f].pddl_type != "sink")
 
         # Only items with somewhere else to go (a simulator's receptacle rules may leave an item none).
-        item = self._pick([i for i in self._free_items() if has_dest(i)])
+        item = self._pick([i for i in self._free_items() if next(dests_of(i), None) is not None])
         if item is None:
             return None
-        dest = self._pick(dests_of(item))
+        dest = self._pick(list(dests_of(item)))
         atom = self.humans.place_atom(item, dest)
         prep = "on" if atom.predicate == "on" else "in"
         text = self._say("pick_place", item=self.d.item(item, speaker), prep=prep,
