@@ -292,15 +292,18 @@ class ServiceAgent:
             return retrieve_neighbourhood(kg, list(query) + [self.robot])
         return self.searcher.retrieve(kg, query)
 
-    def _planning_facts(self, task: _TaskState) -> frozenset[Atom]:
+    def _planning_facts(self, task: _TaskState, full: bool = False) -> frozenset[Atom]:
         """The facts a problem needs: what retrieval finds for the task, the facts of the goal's entities
         and of those that make it false now, and the house's structure (rooms, doors, fixtures: the upper
-        layers of the scene graph, always small next to the objects)."""
+        layers of the scene graph, always small next to the objects). With `full` (the fallback), the whole
+        graph instead of what retrieval found; without idle items either way, except for `full-kg`."""
         kg = self.memory
         if self.base_variant == "full-kg":
             return kg.facts
-        facts = set(self._retrieve_for(task.text, task.speaker, task).facts)
         names = goal_names(task.goal, self._pddl_interpreter().compile_goal(task.goal), kg.facts)
+        if full:
+            return frozenset(self._without_idle_items(set(kg.facts), names))
+        facts = set(self._retrieve_for(task.text, task.speaker, task).facts)
         for name in names:
             if kg.has_entity(name):
                 facts.update(kg.facts_about(name))
@@ -337,13 +340,7 @@ class ServiceAgent:
         task = self.task
         kg = self.memory
         t0 = time.perf_counter()
-        if not full:
-            facts = self._planning_facts(task)
-        elif self.base_variant == "full-kg":
-            facts = kg.facts
-        else:  # the fallback: the whole graph, still without the items the goal cannot depend on
-            names = goal_names(task.goal, self._pddl_interpreter().compile_goal(task.goal), kg.facts)
-            facts = frozenset(self._without_idle_items(set(kg.facts), names))
+        facts = self._planning_facts(task, full)
         objects = {n: kg.type_of(n) for a in facts for n in a.args}
         objects[self.robot] = kg.type_of(self.robot)
         for name in _TOKEN.findall(task.goal):
