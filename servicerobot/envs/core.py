@@ -230,9 +230,12 @@ class ServiceRobotEnv(gym.Env):
         return self.world.utterances(events, told)
 
     def _observation(self, utterances: list[Utterance], result: str, prior: str) -> dict:
-        said = [u.to_obs() for u in utterances]
-        if said:
+        if utterances:
+            said = [u.to_obs() for u in utterances]
             self._last_utterances = said
+            said_json = _dumps(said)
+        else:
+            said_json = "[]"
         if self.update_mode == "verbal":
             percept = self.world.self_percept()
             visible = self._no_entities.copy()
@@ -247,7 +250,7 @@ class ServiceRobotEnv(gym.Env):
                 self._percept_json.clear()
             cached = self._percept_json[id(percept)] = (percept, _dumps(percept))
         return {
-            "utterances": _dumps(said) if said else "[]",
+            "utterances": said_json,
             "percept": cached[1],
             "prior": prior,
             "action_result": result,

@@ -136,6 +136,7 @@ class Interpreter:
         self._compiled: dict[GroundAction, _Compiled] = {}
         self._goals: dict[object, Goal] = {}
         self._parsed: dict[str, GroundAction] = {}  # action text -> its ground action
+        self._stepped: dict[str, tuple] = {}  # action text -> what transition_text needs (see there)
         self._templates, self._templated = _templates(domain)
         self.values: Mapping[Atom, float] = MappingProxyType(dict(values or {}))
         self.axioms: Axioms | None = None
@@ -349,6 +350,31 @@ class Interpreter:
         if effects.conditional:
             return None, *self.delta(ga, state)
         return None, effects.adds, effects.dels
+
+    def transition_text(self, text: str, state: State) -> tuple[GroundAction, str, str | None, frozenset[Atom],
+                                                                 frozenset[Atom]]:
+        """`parse_action(text)` then `transition` on `state` (a set): `(action, str(action), why_not or None,
+        adds, deletes)`, from one lookup by text for actions seen before (a simulator's step).
+
+        Raises:
+            ActionError: as `parse_action`.
+        """
+        try:
+            hit = self._stepped.get(text)
+        except TypeError:  # unhashable: parse_action says what is wrong with it
+            hit = None
+        if hit is None:
+            ga = self.parse_action(text)
+            entry = self._compiled[ga]
+            plain = self.axioms is None and not entry.effects.conditional
+            if len(self._stepped) >= 65536:
+                self._stepped.clear()
+            hit = self._stepped[text] = (ga, str(ga), entry.pre if plain else None, entry.effects.adds,
+                                         entry.effects.dels)
+        ga, shown, pre, adds, dels = hit
+        if pre is not None and pre(state):
+            return ga, shown, None, adds, dels
+        return (ga, shown, *self.transition(ga, state if type(state) is frozenset else frozenset(state)))
 
     def apply(self, ga: GroundAction, state: State) -> State:
         """The successor state (deletes, then adds), without checking applicability."""

@@ -8,6 +8,7 @@ relocations) target them on purpose, as in L3M+P's embodied evaluation.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -16,6 +17,7 @@ import numpy as np
 from servicerobot.envs.household.language import EVENT_TEMPLATES, Describer, render_template
 from servicerobot.envs.household.state import HouseholdState
 from servicerobot.pddl import Atom
+from servicerobot.scenes.household import HouseholdScene
 
 __all__ = ["BACKGROUND_WEIGHTS", "HumanEvent", "HumanProcess"]
 
@@ -52,21 +54,35 @@ BACKGROUND_WEIGHTS: dict[str, float] = {
 }
 
 
-_DISTRIBUTION: list = [None, (), None]  # BACKGROUND_WEIGHTS' items -> (kinds, normalised weights)
+_DISTRIBUTION: list = [None, (), None, ()]  # BACKGROUND_WEIGHTS' items -> (kinds, probabilities, their cdf)
 
 
 def _background_distribution() -> tuple[list[str], np.ndarray]:
     """The kinds and probabilities of background events, recomputed only when BACKGROUND_WEIGHTS changes."""
+    return _background_kinds()[:2]
+
+
+def _background_kinds() -> tuple[list[str], np.ndarray, list[float]]:
+    """`_background_distribution()` and the cdf `Generator.choice(n, p=p)` searches, as floats."""
     items = tuple(BACKGROUND_WEIGHTS.items())
     if items != _DISTRIBUTION[0]:
         kinds = [k for k, _ in items]
         p = np.array([w for _, w in items])
-        _DISTRIBUTION[:] = [items, kinds, p / p.sum()]
-    return _DISTRIBUTION[1], _DISTRIBUTION[2]
+        p = p / p.sum()
+        cdf = p.cumsum()
+        cdf /= cdf[-1]
+        _DISTRIBUTION[:] = [items, kinds, p, cdf.tolist()]
+    return _DISTRIBUTION[1], _DISTRIBUTION[2], _DISTRIBUTION[3]
 
 
 def _prep(fixture_type: str) -> str:
     return "on" if fixture_type in ("surface", "shelf", "bed") else "in"
+
+
+_AWAY = ("holding", "discarded")  # locations of items people cannot touch
+_METHODS = {"dirty": "dirty", "clean": "clean", "break": "break_", "light": "light", "faucet": "faucet",
+            "open": "open", "take": "take", "put_back": "put_back", "unmake": "unmake", "warm": "warm",
+            "soil": "soil", "go": "go"}  # background kind -> HumanProcess method (all but "move")
 
 
 class HumanProcess:
@@ -82,9 +98,24 @@ class HumanProcess:
         self.people = self.scene.people
         self.items = sorted(n for n, e in ents.items() if e.pos is None and e.pddl_type not in
                             ("room", "person", "robot"))
+        self.item_set = frozenset(self.items)
         self.placeable = sorted(n for n, e in ents.items() if e.pos is not None and e.pddl_type in
                                 ("surface", "shelf", "bed", "container", "openable", "sink"))
         self.lights = sorted(n for n, e in ents.items() if e.pddl_type == "light")
+        # What each kind of event may touch, as far as the scene alone decides (in `items` order); the
+        # state (where an item is, its flags) is checked per event.
+        kind = {i: ents[i].pddl_type for i in self.items}
+        can = self.scene.can
+        self._dishes = [i for i in self.items if kind[i] == "dish"]
+        self._dirtyable = {t: [i for i in self.items if kind[i] == t and can(i, "dirty")] for t in ("dish", "clothing")}
+        self._breakable = [i for i in self.items if kind[i] in ("dish", "gadget", "decor") and can(i, "break")]
+        self._perishable = [i for i in self.items if ents[i].attributes.get("perishable")]
+        self._fixtures_of = {t: [f for f in self.placeable if ents[f].pddl_type in t] for t in
+                             (("sink",), ("bed",), ("surface",), ("openable", "fridge", "washer", "dryer"))}
+        self._accepting: dict[str, list[str]] = {}  # item -> acceptable_fixtures(item, None), on first use
+        # With the default rules (everything accepted) that list depends only on whether the item is clothing.
+        self._accepts_all = type(self.scene).accepts is HouseholdScene.accepts
+        self._accepting_clothing: dict[bool, list[str]] = {}
 
     # ----------------------------------------------------------------- helpers
     def _pick(self, seq):
@@ -94,29 +125,37 @@ class HumanProcess:
         template = self._pick(EVENT_TEMPLATES[kind])
         return render_template(template, actor=self.describe.person(actor), **fields)
 
-    def _movable(self, protected: frozenset[str]) -> list[str]:
-        """Items a person may touch: not held by the robot, not discarded, not protected."""
-        out = []
-        for item in self.items:
-            if item in protected:
-                continue
-            loc = self.state.location(item)
-            if loc is None or loc.predicate in ("holding", "discarded"):
-                continue
-            out.append(item)
-        return out
+    def _movable(self, protected: frozenset[str], among: list[str] | None = None) -> list[str]:
+        """Items (of `among`, default all) a person may touch: not held by the robot, not discarded, not
+        protected."""
+        where = self.state.where
+        return [i for i in (self.items if among is None else among) if i not in protected
+                and (loc := where.get(i)) is not None and loc.predicate not in _AWAY]
 
     def destinations(self, item: str, exclude: str | None) -> list[str]:
         """Fixtures a person could put `item` on or in (not `exclude`; washers and dryers take clothes only)."""
-        return list(self.acceptable_fixtures(item, exclude))
+        return [f for f in self.accepting(item) if f != exclude]
 
     def acceptable_fixtures(self, item: str, exclude: str | None) -> Iterator[str]:
         """`destinations(item, exclude)` one at a time, for callers that stop at the first."""
-        entities, accepts = self.scene.entities, self.scene.accepts
-        clothing = entities[item].pddl_type == "clothing"
-        for f in self.placeable:
-            if f != exclude and (clothing or entities[f].pddl_type not in ("washer", "dryer")) and accepts(f, item):
-                yield f
+        return (f for f in self.accepting(item) if f != exclude)
+
+    def accepting(self, item: str) -> list[str]:
+        """Every fixture a person could put `item` on or in, in `placeable` order (the scene's rules do not
+        change, so this is worked out once per item)."""
+        found = self._accepting.get(item)
+        if found is None:
+            entities, accepts = self.scene.entities, self.scene.accepts
+            clothing = entities[item].pddl_type == "clothing"
+            if self._accepts_all:
+                found = self._accepting_clothing.get(clothing)
+            if found is None:
+                found = [f for f in self.placeable
+                         if (clothing or entities[f].pddl_type not in ("washer", "dryer")) and accepts(f, item)]
+                if self._accepts_all:
+                    self._accepting_clothing[clothing] = found
+            self._accepting[item] = found
+        return found
 
     def place_atom(self, item: str, fixture: str) -> Atom:
         """`(on item fixture)` for surfaces, `(inside item fixture)` for containers."""
@@ -163,36 +202,34 @@ class HumanProcess:
         return HumanEvent(kind, actor, add, delete, text, add, delete, category, atom.args)
 
     def dirty(self, actor: str, protected: frozenset[str], category: str = "background", item: str | None = None):
-        cands = [i for i in self._movable(protected) if self.scene.entities[i].pddl_type == "dish"
-                 and Atom("dirty", (i,)) not in self.state and self.scene.can(i, "dirty")]
-        item = item or self._pick(cands)
+        if not item:
+            dirty = self.state.flagged("dirty")
+            item = self._pick([i for i in self._movable(protected, self._dirtyable["dish"]) if i not in dirty])
         if item is None:
             return None
         return self._flag("dirty", actor, Atom("dirty", (item,)), True, category,
                           item=self.describe.item(item, actor))
 
     def clean(self, actor: str, protected: frozenset[str], category: str = "background"):
-        cands = [i for i in self._movable(protected) if self.scene.entities[i].pddl_type == "dish"
-                 and Atom("dirty", (i,)) in self.state]
-        item = self._pick(cands)
+        dirty = self.state.flagged("dirty")
+        item = self._pick([i for i in self._movable(protected, self._dishes) if i in dirty])
         if item is None:
             return None
         return self._flag("clean", actor, Atom("dirty", (item,)), False, category,
                           item=self.describe.item(item, actor))
 
     def break_(self, actor: str, protected: frozenset[str], category: str = "background"):
-        cands = [i for i in self._movable(protected) if Atom("broken", (i,)) not in self.state
-                 and self.scene.entities[i].pddl_type in ("dish", "gadget", "decor") and self.scene.can(i, "break")]
-        item = self._pick(cands)
+        broken = self.state.flagged("broken")
+        item = self._pick([i for i in self._movable(protected, self._breakable) if i not in broken])
         if item is None:
             return None
         return self._flag("break", actor, Atom("broken", (item,)), True, category,
                           item=self.describe.item(item, actor))
 
     def soil(self, actor: str, protected: frozenset[str], category: str = "background", item: str | None = None):
-        cands = [i for i in self._movable(protected) if self.scene.entities[i].pddl_type == "clothing"
-                 and Atom("dirty", (i,)) not in self.state and self.scene.can(i, "dirty")]
-        item = item or self._pick(cands)
+        if not item:
+            dirty = self.state.flagged("dirty")
+            item = self._pick([i for i in self._movable(protected, self._dirtyable["clothing"]) if i not in dirty])
         if item is None:
             return None
         return self._flag("soil", actor, Atom("dirty", (item,)), True, category,
@@ -212,7 +249,7 @@ class HumanProcess:
                           room=self.describe.room(self.scene.entities[light].room))
 
     def faucet(self, actor: str, protected: frozenset[str], category: str = "background", on: bool | None = None):
-        sinks = [f for f in self.placeable if self.scene.entities[f].pddl_type == "sink" and f not in protected]
+        sinks = [f for f in self._fixtures_of[("sink",)] if f not in protected]
         if on is not None:
             sinks = [s for s in sinks if (Atom("faucet-on", (s,)) in self.state) != on]
         sink = self._pick(sinks)
@@ -224,9 +261,7 @@ class HumanProcess:
                           sink=self.describe.fixture(sink, actor))
 
     def open(self, actor: str, protected: frozenset[str], category: str = "background"):
-        cands = [f for f in self.placeable if self.scene.entities[f].pddl_type in
-                 ("openable", "fridge", "washer", "dryer") and f not in protected]
-        box = self._pick(cands)
+        box = self._pick([f for f in self._fixtures_of[("openable", "fridge", "washer", "dryer")] if f not in protected])
         if box is None:
             return None
         atom = Atom("closed", (box,))
@@ -237,8 +272,8 @@ class HumanProcess:
     def take(self, actor: str, protected: frozenset[str], category: str = "background"):
         if self.state.held_by(actor):
             return None
-        cands = [i for i in self._movable(protected) if self.state.location(i).predicate != "held-by"]
-        item = self._pick(cands)
+        where = self.state.where
+        item = self._pick([i for i in self._movable(protected) if where[i].predicate != "held-by"])
         if item is None:
             return None
         loc = self.state.location(item)
@@ -254,9 +289,9 @@ class HumanProcess:
         return None if item is None else self.move(actor, item, category=category, partial=False)
 
     def unmake(self, actor: str, protected: frozenset[str], category: str = "background", bed: str | None = None):
-        beds = [f for f in self.placeable if self.scene.entities[f].pddl_type == "bed" and f not in protected
-                and Atom("made", (f,)) in self.state]
-        bed = bed or self._pick(beds)
+        if not bed:
+            made = self.state.flagged("made")
+            bed = self._pick([f for f in self._fixtures_of[("bed",)] if f not in protected and f in made])
         if bed is None:
             return None
         return self._flag("unmake", actor, Atom("made", (bed,)), False, category,
@@ -265,18 +300,15 @@ class HumanProcess:
     def warm(self, actor: str, protected: frozenset[str], category: str = "background", item: str | None = None):
         """Take perishable food out of the fridge: it is no longer cold."""
         if item is None:
-            cands = [i for i in self._movable(protected) if self.scene.entities[i].attributes.get("perishable")
-                     and Atom("cold", (i,)) in self.state]
-            item = self._pick(cands)
+            cold = self.state.flagged("cold")
+            item = self._pick([i for i in self._movable(protected, self._perishable) if i in cold])
         if item is None:
             return None
         loc = self.state.location(item)
-        dests = [f for f in self.placeable if self.scene.entities[f].pddl_type in ("surface",)
-                 and self.scene.entities[f].room == self.scene.entities[loc.args[1]].room
-                 and self.scene.accepts(f, item)] if loc.predicate in ("on", "inside") else []
-        dest = self._pick(dests) or self._pick([f for f in self.placeable
-                                                 if self.scene.entities[f].pddl_type == "surface"
-                                                 and self.scene.accepts(f, item)])
+        surfaces, ents, accepts = self._fixtures_of[("surface",)], self.scene.entities, self.scene.accepts
+        dests = [f for f in surfaces if ents[f].room == ents[loc.args[1]].room
+                 and accepts(f, item)] if loc.predicate in ("on", "inside") else []
+        dest = self._pick(dests) or self._pick([f for f in surfaces if accepts(f, item)])
         if dest is None:
             return None
         new = self.place_atom(item, dest)
@@ -298,15 +330,13 @@ class HumanProcess:
     # ----------------------------------------------------------------- sampling
     def background(self, protected: frozenset[str], actor: str | None = None) -> HumanEvent | None:
         """A random everyday event by `actor` (default: a random person) that leaves `protected` alone."""
-        kinds, p = _background_distribution()
-        kind = kinds[int(self.rng.choice(len(kinds), p=p))]
+        kinds, _, cdf = _background_kinds()
+        # What `rng.choice(len(kinds), p=p)` draws (one `random()` searched in the same cdf), without its checks.
+        kind = kinds[bisect_right(cdf, self.rng.random())]
         actors = [a for a in self.people if a not in protected] or self.people
         picked = self._pick(actors)
         actor = actor or picked
         if kind == "move":
             item = self._pick(self._movable(protected))
             return None if item is None else self.move(actor, item)
-        method = {"dirty": self.dirty, "clean": self.clean, "break": self.break_, "light": self.light,
-                  "faucet": self.faucet, "open": self.open, "take": self.take, "put_back": self.put_back,
-                  "unmake": self.unmake, "warm": self.warm, "soil": self.soil, "go": self.go}[kind]
-        return method(actor, protected)
+        return getattr(self, _METHODS[kind])(actor, protected)

@@ -11,24 +11,39 @@ __all__ = ["LOCATION_PREDICATES", "HouseholdState"]
 
 # The predicates that say where an item is; an item has exactly one of them (functional relation).
 LOCATION_PREDICATES = ("on", "inside", "holding", "held-by", "discarded")
+_ITEM_ARG = {"on": 0, "inside": 0, "holding": 1, "held-by": 0, "discarded": 0}  # where the item is in each
 
 
 class HouseholdState:
     """Ground atoms of the true world, indexed by argument for the queries the world makes every step.
 
-    `atoms` is immutable and replaced on every change, so a reference taken before a change is a
-    snapshot. `version` increases with every change (it keys percept caches).
+    `atoms` is an immutable snapshot: a reference taken before a change keeps the old state. `live` is the
+    same atoms as one set changed in place, for tests made at once (a step changes it without copying
+    the whole state; `atoms` is frozen again only when read). `version` increases with every change (it
+    keys percept caches). Indexes: `by_arg` (entity -> its atoms), `where` (item -> its location atom)
+    and `flags` (unary predicate -> the names it holds of).
     """
 
     def __init__(self, scene: HouseholdScene, atoms: Iterable[Atom]):
         self.scene = scene
-        self.atoms: frozenset[Atom] = frozenset()
+        self.live: set[Atom] = set()
+        self._frozen: frozenset[Atom] | None = frozenset()
         self.by_arg: dict[str, set[Atom]] = {name: set() for name in scene.entities}
+        self.where: dict[str, Atom] = {}
+        self.flags: dict[str, set[str]] = {}
         self.version = 0
         self.apply(frozenset(atoms), frozenset())
 
+    @property
+    def atoms(self) -> frozenset[Atom]:
+        """The true atoms now, as a frozenset that later changes leave alone (the same object until one)."""
+        frozen = self._frozen
+        if frozen is None:
+            frozen = self._frozen = frozenset(self.live)
+        return frozen
+
     def __contains__(self, atom: Atom) -> bool:
-        return atom in self.atoms
+        return atom in self.live
 
     def apply(self, add: frozenset[Atom], delete: frozenset[Atom]) -> None:
         """Delete then add (PDDL order), updating the indexes."""
@@ -36,16 +51,41 @@ class HouseholdState:
             delete = delete - add
         if not add and not delete:
             return
-        by_arg = self.by_arg
+        by_arg, where, flags = self.by_arg, self.where, self.flags
         for atom in delete:
-            for arg in atom.args:
+            args = atom.args
+            for arg in args:
                 by_arg[arg].discard(atom)  # a no-op for atoms that were not true
+            if len(args) == 1:
+                names = flags.get(atom.predicate)
+                if names is not None:
+                    names.discard(args[0])
+            slot = _ITEM_ARG.get(atom.predicate)
+            if slot is not None and where.get(args[slot]) == atom:
+                del where[args[slot]]
         for atom in add:
-            for arg in atom.args:
+            args = atom.args
+            for arg in args:
                 by_arg[arg].add(atom)
-        atoms = self.atoms - delete if delete else self.atoms
-        self.atoms = atoms | add if add else atoms
+            if len(args) == 1:
+                names = flags.get(atom.predicate)
+                if names is None:
+                    names = flags[atom.predicate] = set()
+                names.add(args[0])
+            slot = _ITEM_ARG.get(atom.predicate)
+            if slot is not None:
+                where[args[slot]] = atom
+        live = self.live
+        if delete:
+            live.difference_update(delete)
+        if add:
+            live.update(add)
+        self._frozen = None
         self.version += 1
+
+    def flagged(self, predicate: str) -> set[str] | tuple[()]:
+        """The names the unary `predicate` holds of now (`dirty` -> the dirty things); read, do not change."""
+        return self.flags.get(predicate, ())
 
     def about(self, entity: str) -> list[Atom]:
         """Facts whose subject (first argument) is `entity`."""
@@ -53,7 +93,10 @@ class HouseholdState:
 
     def location(self, item: str) -> Atom | None:
         """The atom that says where `item` is: on / inside / held-by / holding / discarded."""
-        for a in self.by_arg[item]:
+        found = self.where.get(item)
+        if found is not None:
+            return found
+        for a in self.by_arg[item]:  # not an item: an atom that places something on or with it
             if a.predicate in LOCATION_PREDICATES:
                 return a
         return None
@@ -92,7 +135,7 @@ class HouseholdState:
                       and self.scene.entities[a.args[0]].pddl_type == "person")
 
     def is_closed(self, fixture: str) -> bool:
-        return Atom("closed", (fixture,)) in self.atoms
+        return Atom("closed", (fixture,)) in self.live
 
     def visible(self) -> list[str]:
         """Entities the robot perceives: its room, the fixtures and people there, items on surfaces,

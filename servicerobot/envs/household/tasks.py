@@ -7,7 +7,6 @@ events that make it meaningful (someone breaks a glass before asking to throw br
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,6 +51,9 @@ class Task:
                 "budget": self.budget, "entities": sorted(self.entities)}
 
 
+_PLACED = ("on", "inside", "held-by")  # locations of items a task may ask about
+
+
 def _conj(atoms: list[str]) -> str:
     return atoms[0] if len(atoms) == 1 else "(and " + " ".join(atoms) + ")"
 
@@ -72,6 +74,7 @@ class TaskGenerator:
             self.of_type.setdefault(e.pddl_type, []).append(name)
         for v in self.of_type.values():
             v.sort()
+        self._items_of: dict[tuple[str, ...] | None, list[str]] = {}  # _free_items' candidates by types
 
     def _pick(self, seq):
         return seq[int(self.rng.integers(len(seq)))] if seq else None
@@ -83,14 +86,13 @@ class TaskGenerator:
         return 40 + self.per_object * n_objects
 
     def _free_items(self, pddl_types: tuple[str, ...] | None = None) -> list[str]:
-        out = []
-        for item in self.humans.items:
-            if pddl_types and self.scene.entities[item].pddl_type not in pddl_types:
-                continue
-            loc = self.state.location(item)
-            if loc is not None and loc.predicate in ("on", "inside", "held-by"):
-                out.append(item)
-        return out
+        """Items (of `pddl_types`, default any) that sit on or in a fixture or that a person holds."""
+        among = self._items_of.get(pddl_types)
+        if among is None:
+            among = self._items_of[pddl_types] = [i for i in self.humans.items if not pddl_types
+                                                  or self.scene.entities[i].pddl_type in pddl_types]
+        where = self.state.where
+        return [i for i in among if (loc := where.get(i)) is not None and loc.predicate in _PLACED]
 
     def sample(self, kind: str) -> Task | None:
         """A task of `kind` for the current state, or None when the house cannot host one now."""
@@ -99,17 +101,26 @@ class TaskGenerator:
 
     # ------------------------------------------------------------------ task kinds
     def _pick_place(self, speaker: str) -> Task | None:
-        entities = self.scene.entities
+        entities, where, accepting = self.scene.entities, self.state.where, self.humans.accepting
+        non_sinks: dict[int, list[str]] = {}  # id(accepting(item)) -> its fixtures but sinks
 
-        def dests_of(item: str) -> Iterator[str]:  # lazily: most items only need to have one
-            src = self.state.location(item).args[1]
-            return (f for f in self.humans.acceptable_fixtures(item, src) if entities[f].pddl_type != "sink")
+        def dests_of(item: str) -> list[str]:
+            found = accepting(item)
+            others = non_sinks.get(id(found))
+            if others is None:
+                others = non_sinks[id(found)] = [f for f in found if entities[f].pddl_type != "sink"]
+            return others
+
+        def can_go(item: str) -> bool:
+            others = dests_of(item)
+            return len(others) > 1 or (len(others) == 1 and others[0] != where[item].args[1])
 
         # Only items with somewhere else to go (a simulator's receptacle rules may leave an item none).
-        item = self._pick([i for i in self._free_items() if next(dests_of(i), None) is not None])
+        item = self._pick([i for i in self._free_items() if can_go(i)])
         if item is None:
             return None
-        dest = self._pick(list(dests_of(item)))
+        src = where[item].args[1]
+        dest = self._pick([f for f in dests_of(item) if f != src])
         atom = self.humans.place_atom(item, dest)
         prep = "on" if atom.predicate == "on" else "in"
         text = self._say("pick_place", item=self.d.item(item, speaker), prep=prep,
@@ -118,7 +129,8 @@ class TaskGenerator:
 
     def _hand_over(self, speaker: str) -> Task | None:
         person = speaker if self.rng.random() < 0.5 else self._pick(self.humans.people)
-        items = [i for i in self._free_items() if Atom("held-by", (i, person)) not in self.state]
+        where = self.state.where
+        items = [i for i in self._free_items() if (loc := where[i]).predicate != "held-by" or loc.args[1] != person]
         item = self._pick(items)
         if item is None:
             return None
@@ -130,8 +142,8 @@ class TaskGenerator:
         return Task("hand_over", text, speaker, goal, frozenset({item, person}), self._budget(1))
 
     def _dirty_dishes(self) -> list[str]:
-        return [i for i in self.of_type.get("dish", []) if Atom("dirty", (i,)) in self.state
-                and Atom("discarded", (i,)) not in self.state]
+        dirty, discarded = self.state.flagged("dirty"), self.state.flagged("discarded")
+        return [i for i in self.of_type.get("dish", []) if i in dirty and i not in discarded]
 
     def _wash_dishes(self, speaker: str) -> Task | None:
         if not self.of_type.get("sink"):
@@ -167,8 +179,9 @@ class TaskGenerator:
                     tuple(setup))
 
     def _broken(self) -> list[str]:
-        return [i for i in self.humans.items if Atom("broken", (i,)) in self.state
-                and Atom("discarded", (i,)) not in self.state]
+        discarded, items = self.state.flagged("discarded"), self.humans.item_set
+        # humans.items is sorted, so sorting the (few) broken names gives its order
+        return [i for i in sorted(self.state.flagged("broken")) if i in items and i not in discarded]
 
     def _discard_broken(self, speaker: str) -> Task | None:
         if not self.of_type.get("trashcan"):

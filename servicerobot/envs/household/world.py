@@ -103,6 +103,7 @@ class HouseholdWorld(World):
         self._percept_cache: tuple[tuple, dict] | None = None
         self._self_cache: tuple[int, dict] | None = None
         self._self_percepts: dict[frozenset, dict] = {}
+        self._room_cache: tuple[int, int] = (-1, 0)  # (state version, robot room index)
         self._goal_of: tuple[Task | None, object] = (None, None)  # the last task asked about, its Goal
         self._mask_cache: tuple[dict, np.ndarray] | None = None
         if self.executor is not None:
@@ -124,23 +125,27 @@ class HouseholdWorld(World):
         if action == "(wait)":
             return "(wait)", ""
         try:
-            ground = self.interpreter.parse_action(action)
+            ground, shown, reason, add, delete = self.interpreter.transition_text(action, self._tested())
         except ActionError as exc:
             if isinstance(action, str) and action.strip().lower() in ("(wait)", "wait"):
                 return "(wait)", ""
             return action if isinstance(action, str) else repr(action), str(exc)
-        reason, add, delete = self.interpreter.transition(ground, self.state.atoms)
         if reason is not None:
-            return str(ground), f"{ground} is not applicable: {reason}"
+            return shown, f"{shown} is not applicable: {reason}"
         if self.executor is not None:
             self._sync()
             error = self.executor.execute(ground, frozenset(add), frozenset(delete))
             if error:
-                return str(ground), f"{ground} failed in {self.executor.name}: {error}"
+                return shown, f"{shown} failed in {self.executor.name}: {error}"
         self.state.apply(add, delete)
         if self.executor is not None:
             self._synced = self.state.version
-        return str(ground), ""
+        return shown, ""
+
+    def _tested(self) -> set[Atom] | frozenset[Atom]:
+        """The true atoms to test preconditions and goals on now: the live set, unless derived predicates
+        need a hashable state."""
+        return self.state.live if self.interpreter.axioms is None else self.state.atoms
 
     def _sync(self) -> None:
         """Mirror what people changed since the last sync into the executor's backend."""
@@ -181,7 +186,7 @@ class HouseholdWorld(World):
     def goal_holds(self, task: Task) -> bool:
         if self._goal_of[0] is not task:
             self._goal_of = (task, self.interpreter.compile_goal(task.goal))
-        return self._goal_of[1].holds(self.state.atoms)
+        return self._goal_of[1].holds(self._tested())
 
     def tick(self, task: Task | None, step_in_task: int) -> list[HumanEvent]:
         """Let people act for one step: maybe a task disturbance, maybe background events."""
@@ -259,7 +264,9 @@ class HouseholdWorld(World):
         return result
 
     def robot_room_index(self) -> int:
-        return self.room_index[self.state.robot_room()]
+        if self._room_cache[0] != self.state.version:
+            self._room_cache = (self.state.version, self.room_index[self.state.robot_room()])
+        return self._room_cache[1]
 
     def visible_mask(self) -> np.ndarray:
         percept = self.percept()
