@@ -20,8 +20,11 @@ UPDATE_MODES = ("verbal", "visual", "both")
 CHARSET = frozenset(string.printable) - frozenset("\x0b\x0c")
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True)  # what json.dumps builds on each call
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=True)
+    return _ENCODER.encode(value)
 
 
 class ServiceRobotEnv(gym.Env):

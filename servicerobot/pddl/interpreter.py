@@ -366,14 +366,20 @@ class Interpreter:
         if hit is None:
             ga = self.parse_action(text)
             entry = self._compiled[ga]
-            plain = self.axioms is None and not entry.effects.conditional
             if len(self._stepped) >= 65536:
                 self._stepped.clear()
-            hit = self._stepped[text] = (ga, str(ga), entry.pre if plain else None, entry.effects.adds,
-                                         entry.effects.dels)
-        ga, shown, pre, adds, dels = hit
+            hit = self._stepped[text] = (ga, str(ga), entry.pre if self.axioms is None else None, entry.effects)
+        ga, shown, pre, effects = hit
         if pre is not None and pre(state):
-            return ga, shown, None, adds, dels
+            if not effects.conditional:
+                return ga, shown, None, effects.adds, effects.dels
+            adds, dels = set(effects.adds), set(effects.dels)  # as `delta`
+            for test, cond_adds, cond_dels in effects.conditional:
+                if test(state):
+                    adds |= cond_adds
+                    dels |= cond_dels
+            added = frozenset(adds)
+            return ga, shown, None, added, frozenset(dels) - added
         return (ga, shown, *self.transition(ga, state if type(state) is frozenset else frozenset(state)))
 
     def apply(self, ga: GroundAction, state: State) -> State:

@@ -113,9 +113,15 @@ class HumanProcess:
         self._fixtures_of = {t: [f for f in self.placeable if ents[f].pddl_type in t] for t in
                              (("sink",), ("bed",), ("surface",), ("openable", "fridge", "washer", "dryer"))}
         self._accepting: dict[str, list[str]] = {}  # item -> acceptable_fixtures(item, None), on first use
-        # With the default rules (everything accepted) that list depends only on whether the item is clothing.
-        self._accepts_all = type(self.scene).accepts is HouseholdScene.accepts
-        self._accepting_clothing: dict[bool, list[str]] = {}
+        self.non_sink: dict[str, list[str]] = {}  # item -> the same but sinks (what tasks ask for)
+        if type(self.scene).accepts is HouseholdScene.accepts:
+            # The default rules accept everything: the list depends only on whether the item is clothing.
+            for clothing in (False, True):
+                found = self._acceptable(clothing, "")
+                others = [f for f in found if ents[f].pddl_type != "sink"]
+                for i in self.items:
+                    if (kind[i] == "clothing") == clothing:
+                        self._accepting[i], self.non_sink[i] = found, others
 
     # ----------------------------------------------------------------- helpers
     def _pick(self, seq):
@@ -145,17 +151,21 @@ class HumanProcess:
         change, so this is worked out once per item)."""
         found = self._accepting.get(item)
         if found is None:
-            entities, accepts = self.scene.entities, self.scene.accepts
-            clothing = entities[item].pddl_type == "clothing"
-            if self._accepts_all:
-                found = self._accepting_clothing.get(clothing)
-            if found is None:
-                found = [f for f in self.placeable
-                         if (clothing or entities[f].pddl_type not in ("washer", "dryer")) and accepts(f, item)]
-                if self._accepts_all:
-                    self._accepting_clothing[clothing] = found
-            self._accepting[item] = found
+            found = self._accepting[item] = self._acceptable(self.scene.entities[item].pddl_type == "clothing", item)
         return found
+
+    def non_sink_accepting(self, item: str) -> list[str]:
+        """`accepting(item)` without sinks (worked out once per item)."""
+        found = self.non_sink.get(item)
+        if found is None:
+            ents = self.scene.entities
+            found = self.non_sink[item] = [f for f in self.accepting(item) if ents[f].pddl_type != "sink"]
+        return found
+
+    def _acceptable(self, clothing: bool, item: str) -> list[str]:
+        entities, accepts = self.scene.entities, self.scene.accepts
+        return [f for f in self.placeable
+                if (clothing or entities[f].pddl_type not in ("washer", "dryer")) and accepts(f, item)]
 
     def place_atom(self, item: str, fixture: str) -> Atom:
         """`(on item fixture)` for surfaces, `(inside item fixture)` for containers."""

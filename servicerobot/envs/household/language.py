@@ -6,6 +6,8 @@ that a generated utterance matches one of the declared phrasings. Templates use 
 
 from __future__ import annotations
 
+from string import Formatter
+
 import numpy as np
 
 from servicerobot.scenes.household import HouseholdScene
@@ -168,12 +170,19 @@ def capitalize(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+_CAPS: dict[str, tuple[str, ...]] = {}  # template -> the `<field>_cap` fields it uses
+
+
 def render_template(template: str, **fields: str) -> str:
     """Fill a template; `<field>_cap` fields are derived from `<field>` automatically."""
-    full = dict(fields)
-    for key, value in fields.items():
-        full.setdefault(f"{key}_cap", capitalize(value))
-    return capitalize(template.format(**full))
+    caps = _CAPS.get(template)
+    if caps is None:
+        caps = _CAPS[template] = tuple(name for _, name, _, _ in Formatter().parse(template)
+                                       if name and name.endswith("_cap"))
+    for name in caps:  # only those the template uses
+        if name not in fields and name[:-4] in fields:
+            fields[name] = capitalize(fields[name[:-4]])
+    return capitalize(template.format(**fields))
 
 
 def join_utterances(first: str, second: str, rng: np.random.Generator) -> str:
@@ -187,6 +196,7 @@ class Describer:
 
     def __init__(self, scene: HouseholdScene):
         self.scene = scene
+        self._items: dict[tuple[str, str | None], str] = {}  # (item, speaker) -> its phrase
         self._noun_count: dict[str, int] = {}
         for e in scene.entities.values():
             if e.pos is not None:
@@ -200,13 +210,18 @@ class Describer:
         return label if "'s " in label else f"the {label}"
 
     def item(self, name: str, speaker: str | None = None) -> str:
-        e = self.scene.entities[name]
-        owner = e.attributes.get("owner")
-        if owner and speaker and owner.lower() == speaker:
-            return "my " + e.describe(with_owner=False)
-        if owner:
-            return e.describe()
-        return "the " + e.describe()
+        found = self._items.get((name, speaker))
+        if found is None:
+            e = self.scene.entities[name]
+            owner = e.attributes.get("owner")
+            if owner and speaker and owner.lower() == speaker:
+                found = "my " + e.describe(with_owner=False)
+            elif owner:
+                found = e.describe()
+            else:
+                found = "the " + e.describe()
+            self._items[(name, speaker)] = found
+        return found
 
     def fixture(self, name: str, speaker: str | None = None) -> str:
         e = self.scene.entities[name]

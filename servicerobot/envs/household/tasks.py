@@ -101,26 +101,17 @@ class TaskGenerator:
 
     # ------------------------------------------------------------------ task kinds
     def _pick_place(self, speaker: str) -> Task | None:
-        entities, where, accepting = self.scene.entities, self.state.where, self.humans.accepting
-        non_sinks: dict[int, list[str]] = {}  # id(accepting(item)) -> its fixtures but sinks
-
-        def dests_of(item: str) -> list[str]:
-            found = accepting(item)
-            others = non_sinks.get(id(found))
-            if others is None:
-                others = non_sinks[id(found)] = [f for f in found if entities[f].pddl_type != "sink"]
-            return others
-
-        def can_go(item: str) -> bool:
-            others = dests_of(item)
-            return len(others) > 1 or (len(others) == 1 and others[0] != where[item].args[1])
-
+        where, dests = self.state.where, self.humans.non_sink
+        free = self._free_items()
+        for i in free:
+            if i not in dests:
+                self.humans.non_sink_accepting(i)
         # Only items with somewhere else to go (a simulator's receptacle rules may leave an item none).
-        item = self._pick([i for i in self._free_items() if can_go(i)])
+        item = self._pick([i for i in free if len(d := dests[i]) > 1 or (d and d[0] != where[i].args[1])])
         if item is None:
             return None
         src = where[item].args[1]
-        dest = self._pick([f for f in dests_of(item) if f != src])
+        dest = self._pick([f for f in dests[item] if f != src])
         atom = self.humans.place_atom(item, dest)
         prep = "on" if atom.predicate == "on" else "in"
         text = self._say("pick_place", item=self.d.item(item, speaker), prep=prep,
@@ -208,7 +199,8 @@ class TaskGenerator:
         if not fridges or not perishable:
             return None
         setup = []
-        warm = [i for i in perishable if Atom("cold", (i,)) not in self.state]
+        cold = self.state.flagged("cold")
+        warm = [i for i in perishable if i not in cold]
         while len(warm) < 1 or (len(warm) < 2 and self.rng.random() < 0.5):
             cands = [i for i in perishable if i not in warm]
             if not cands:
@@ -278,12 +270,14 @@ class TaskGenerator:
                 continue
             books_by_room.setdefault(self.state.room_of(b), []).append(b)
         options = []
+        where, accepts = self.state.where, self.scene.accepts
+        rooms = sorted(books_by_room.items())
         for shelf in shelves:
-            for room, books in sorted(books_by_room.items()):
-                todo = [b for b in books if Atom("on", (b, shelf)) not in self.state]
-                if not all(self.scene.accepts(shelf, b) for b in books):
+            for room, books in rooms:
+                todo = sum(1 for b in books if where[b].args[1] != shelf or where[b].predicate != "on")
+                if not all(accepts(shelf, b) for b in books):
                     continue
-                if 1 <= len(todo) <= 4:
+                if 1 <= todo <= 4:
                     options.append((shelf, room, sorted(books)))
         choice = self._pick(options)
         if choice is None:

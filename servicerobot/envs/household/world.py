@@ -20,6 +20,11 @@ from servicerobot.scenes.source import GeneratedHomes, SceneSource
 __all__ = ["HouseholdOptions", "HouseholdWorld", "atom_to_triplet"]
 
 
+# The robot's facts -> its self-percept, which they alone decide: shared by every world and episode, so
+# a room or item name seen before finds its percept (and the env its JSON) made already.
+_SELF_PERCEPTS: dict[frozenset[Atom], dict] = {}
+
+
 def atom_to_triplet(atom: Atom) -> list:
     """(on a b) -> ["a", "on", "b"]; (dirty a) -> ["a", "dirty", True]: one knowledge-graph edge."""
     return [atom.args[0], atom.predicate, atom.args[1] if len(atom.args) > 1 else True]
@@ -102,7 +107,6 @@ class HouseholdWorld(World):
         self._disturb_at: dict[int, str] = {}
         self._percept_cache: tuple[tuple, dict] | None = None
         self._self_cache: tuple[int, dict] | None = None
-        self._self_percepts: dict[frozenset, dict] = {}
         self._room_cache: tuple[int, int] = (-1, 0)  # (state version, robot room index)
         self._goal_of: tuple[Task | None, object] = (None, None)  # the last task asked about, its Goal
         self._mask_cache: tuple[dict, np.ndarray] | None = None
@@ -254,12 +258,14 @@ class HouseholdWorld(World):
         if self._self_cache is not None and self._self_cache[0] == self.state.version:
             return self._self_cache[1]
         key = frozenset(self.state.by_arg[ROBOT])
-        result = self._self_percepts.get(key)
+        result = _SELF_PERCEPTS.get(key)
         if result is None:  # the same dict for the same facts, so the env's JSON cache finds it
             facts = [atom_to_triplet(a) for a in sorted(self.state.about(ROBOT))]
             result = {"room": self.state.robot_room(), "entities": {ROBOT: "robot"}, "facts": facts,
                       "observed": [ROBOT]}
-            self._self_percepts[key] = result
+            if len(_SELF_PERCEPTS) >= 4096:
+                _SELF_PERCEPTS.clear()
+            _SELF_PERCEPTS[key] = result
         self._self_cache = (self.state.version, result)
         return result
 
