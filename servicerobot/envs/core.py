@@ -263,22 +263,19 @@ class ServiceRobotEnv(gym.Env):
 
     def _info(self, error: str, task_completed: bool) -> dict:
         task = self._task
-        oracle = {
-            "goal": task.goal if task is not None else None,
-            "task_kind": task.kind if task is not None else None,
-            "events": [dict(e.to_json(), told=told) for e, told in self._step_events],
-        }
-        self._step_events = []
-        return {
-            "success": self._completed == self.world.n_tasks,
-            "task_completed": task_completed,
-            "task": task.text if task is not None else "",
-            "action_error": error,
-            "tasks_completed": self._completed,
-            "tasks_failed": self._failed,
-            "tasks_total": self.world.n_tasks,
-            "oracle": oracle,
-        }
+        if self._step_events:
+            events = [dict(e.to_json(), told=told) for e, told in self._step_events]
+            self._step_events = []
+        else:
+            events = []
+        n_tasks = self.world.n_tasks
+        if task is None:
+            return {"success": self._completed == n_tasks, "task_completed": task_completed, "task": "",
+                    "action_error": error, "tasks_completed": self._completed, "tasks_failed": self._failed,
+                    "tasks_total": n_tasks, "oracle": {"goal": None, "task_kind": None, "events": events}}
+        return {"success": self._completed == n_tasks, "task_completed": task_completed, "task": task.text,
+                "action_error": error, "tasks_completed": self._completed, "tasks_failed": self._failed,
+                "tasks_total": n_tasks, "oracle": {"goal": task.goal, "task_kind": task.kind, "events": events}}
 
 
 def _make_world(name: str, **kwargs: Any) -> World:

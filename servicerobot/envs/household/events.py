@@ -249,7 +249,8 @@ class HumanProcess:
               light: str | None = None):
         lights = [lt for lt in self.lights if lt not in protected]
         if on is not None:
-            lights = [lt for lt in lights if (Atom("light-on", (lt,)) in self.state) != on]
+            lit = self.state.flagged("light-on")
+            lights = [lt for lt in lights if (lt in lit) != on]
         light = light or self._pick(lights)
         if light is None:
             return None
@@ -261,7 +262,8 @@ class HumanProcess:
     def faucet(self, actor: str, protected: frozenset[str], category: str = "background", on: bool | None = None):
         sinks = [f for f in self._fixtures_of[("sink",)] if f not in protected]
         if on is not None:
-            sinks = [s for s in sinks if (Atom("faucet-on", (s,)) in self.state) != on]
+            flowing = self.state.flagged("faucet-on")
+            sinks = [s for s in sinks if (s in flowing) != on]
         sink = self._pick(sinks)
         if sink is None:
             return None

@@ -225,8 +225,9 @@ class TaskGenerator:
 
     def _lights_off(self, speaker: str) -> Task | None:
         setup = []
-        on = [lt for lt in self.of_type.get("light", []) if Atom("light-on", (lt,)) in self.state]
-        running = [s for s in self.of_type.get("sink", []) if Atom("faucet-on", (s,)) in self.state]
+        lit, flowing = self.state.flagged("light-on"), self.state.flagged("faucet-on")
+        on = [lt for lt in self.of_type.get("light", []) if lt in lit]
+        running = [s for s in self.of_type.get("sink", []) if s in flowing]
         if len(on) + len(running) < 2:
             actor = self._pick(self.humans.people)
             event = self.humans.faucet(actor, frozenset(), category="setup", on=True) if not running else \
@@ -234,8 +235,9 @@ class TaskGenerator:
             if event is not None:
                 setup.append(event)
                 self.state.apply(event.add, event.delete)
-        on = [lt for lt in self.of_type.get("light", []) if Atom("light-on", (lt,)) in self.state]
-        running = [s for s in self.of_type.get("sink", []) if Atom("faucet-on", (s,)) in self.state]
+        lit, flowing = self.state.flagged("light-on"), self.state.flagged("faucet-on")
+        on = [lt for lt in self.of_type.get("light", []) if lt in lit]
+        running = [s for s in self.of_type.get("sink", []) if s in flowing]
         if not on and not running:
             return None
         goal = "(and (forall (?l - light) (not (light-on ?l))) (forall (?s - sink) (not (faucet-on ?s))))"
@@ -248,7 +250,8 @@ class TaskGenerator:
         if not clothes or not self.of_type.get("washer") or not self.of_type.get("dryer"):
             return None
         setup = []
-        dirty = [c for c in clothes if Atom("dirty", (c,)) in self.state]
+        soiled = self.state.flagged("dirty")
+        dirty = [c for c in clothes if c in soiled]
         if not dirty:
             item = self._pick(clothes)
             event = self.humans.soil(speaker, frozenset(), category="setup", item=item)

@@ -270,8 +270,11 @@ class HouseholdWorld(World):
         return result
 
     def robot_room_index(self) -> int:
-        if self._room_cache[0] != self.state.version:
-            self._room_cache = (self.state.version, self.room_index[self.state.robot_room()])
+        version = self.state.version
+        if self._room_cache[0] != version:
+            known = self._self_cache  # the self-percept made this step names the room already
+            room = known[1]["room"] if known is not None and known[0] == version else self.state.robot_room()
+            self._room_cache = (version, self.room_index[room])
         return self._room_cache[1]
 
     def visible_mask(self) -> np.ndarray:
