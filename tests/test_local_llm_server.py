@@ -196,6 +196,19 @@ def test_grammar_requests_send_the_schema_as_llama_cpp_json_object(stub):
     request = stub.requests[0]
     assert request["response_format"] == {"type": "json_object", "schema": schema}
     assert request["messages"][0]["content"] == "S"  # the grammar does the work: no schema in the prompt
+    assert "max_tokens" not in request  # unbounded unless asked
+
+
+def test_local_interpreter_bounds_every_answer(stub):
+    from servicerobot.language import OpenAIModel
+    from servicerobot.language.local_server import ANSWER_TOKENS
+
+    interpreter = local_interpreter(stub.url, max_retries=0)
+    stub.answer({"kind": "task"})
+    assert interpreter.classify("Make the bed.", "Ana") == "task"
+    assert stub.requests[-1]["max_tokens"] == ANSWER_TOKENS  # a runaway goal stops here, not at the timeout
+    with pytest.raises(ValueError, match="max_tokens"):
+        OpenAIModel("m", base_url=stub.url, max_tokens=0)
 
 
 @pytest.fixture(scope="module")

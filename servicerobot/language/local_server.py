@@ -26,10 +26,14 @@ from pathlib import Path
 from servicerobot.errors import DependencyNotInstalled, ServiceRobotError
 from servicerobot.files import write_atomic
 
-__all__ = ["DEFAULT_MODEL", "LOCAL_LLM_URL_VAR", "SLOTS", "WORKER_VAR", "LocalModel", "LocalServer", "LocalServerError",
+__all__ = ["ANSWER_TOKENS", "DEFAULT_MODEL", "LOCAL_LLM_URL_VAR", "SLOTS", "WORKER_VAR", "LocalModel", "LocalServer", "LocalServerError",
            "cache_dir", "find_model", "free_port", "local_interpreter", "parts_installed", "serve"]
 
 LOCAL_LLM_URL_VAR = "SERVICEROBOT_LOCAL_LLM_URL"  # the served URL(s, comma-separated), for the smoke test and scripts
+# The longest schema-valid answer of a compact request (8 + 8 update triplets, 6 query-graph nodes and edges) is
+# ~300 tokens; a goal grammar allows endless conjunctions, which a 0.5B model sometimes writes until the
+# context is full (one took the whole 300 s timeout while the server kept generating for nobody).
+ANSWER_TOKENS = 400
 WORKER_VAR = "SERVICEROBOT_WORKER"  # which worker of the experiment runner's pool a process is (0, 1, ...)
 _EXTRA = 'pip install "servicerobot[local-llm]"'
 # The compact requests' schema titles: each kind gets its own model context on the server, so its system
@@ -358,5 +362,5 @@ def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_ret
                                f"{os.environ.get(WORKER_VAR)!r}") from None
     url = urls[worker % len(urls)]
     model = OpenAIModel(DEFAULT_MODEL.name, base_url=url, grammar=True, slots=True, timeout=timeout,
-                        max_retries=max_retries)
+                        max_retries=max_retries, max_tokens=ANSWER_TOKENS)
     return LLMInterpreter(model, prompts="compact", max_facts=max_facts)

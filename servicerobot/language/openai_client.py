@@ -85,6 +85,9 @@ class OpenAIModel:
         slots: ask for the model `<model>/<schema title>`, so a server with one context per kind of request
             (`servicerobot llm serve`) keeps each kind's prompt prefix evaluated; a server that does not
             know the name answers with its default model.
+        max_tokens: the most tokens an answer may have (None: the server's limit). A small model under a
+            grammar can go on adding conjuncts until its context is full, and a server keeps generating after
+            the client gives up, so bound it: `local_interpreter` asks for at most `ANSWER_TOKENS`.
         sleep: the function that waits between retries (tests pass a fake).
 
     Raises:
@@ -94,10 +97,11 @@ class OpenAIModel:
 
     def __init__(self, model: str = "gpt-4o-mini", *, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 30.0, max_retries: int = 3, backoff: float = 1.0, seed: int | None = None,
-                 sleep: Callable[[float], None] = time.sleep, grammar: bool = False, slots: bool = False):
-        if max_retries < 0 or timeout <= 0 or backoff < 0:
-            raise ValueError(f"need max_retries >= 0, timeout > 0, backoff >= 0; got {max_retries}, "
-                             f"{timeout}, {backoff}")
+                 sleep: Callable[[float], None] = time.sleep, grammar: bool = False, slots: bool = False,
+                 max_tokens: int | None = None):
+        if max_retries < 0 or timeout <= 0 or backoff < 0 or (max_tokens is not None and max_tokens < 1):
+            raise ValueError(f"need max_retries >= 0, timeout > 0, backoff >= 0, max_tokens >= 1 or None; got "
+                             f"{max_retries}, {timeout}, {backoff}, {max_tokens}")
         self.model = model
         self.name = f"openai:{model}"
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -108,6 +112,7 @@ class OpenAIModel:
         self.sleep = sleep
         self.grammar = bool(grammar)
         self.slots = bool(slots)
+        self.max_tokens = max_tokens
         self._format = 0  # index into _FORMATS: how structured output is asked for (falls back once rejected)
         self._client = self._build_client(api_key)
 
@@ -177,6 +182,8 @@ class OpenAIModel:
                                       "messages": [dict(m) for m in messages]}
             if self.seed is not None:
                 kwargs["seed"] = self.seed
+            if self.max_tokens is not None:
+                kwargs["max_tokens"] = self.max_tokens
             if schema is not None and self.grammar:
                 kwargs["response_format"] = {"type": "json_object", "schema": schema}
             elif fmt == "json_schema":
