@@ -153,19 +153,20 @@ class ServiceRobotEnv(gym.Env):
     def step(self, action: Any):
         if self._task is None:
             raise gym.error.ResetNeeded("the episode is over: call reset() before step()")
-        executed, error = self.world.execute(action if isinstance(action, str) else repr(action))
+        world, task = self.world, self._task
+        executed, error = world.execute(action if isinstance(action, str) else repr(action))
         self._step_in_task += 1
-        events = self.world.tick(self._task, self._step_in_task)
-        utterances = self._tell(events)
+        events = world.tick(task, self._step_in_task)
+        utterances = self._tell(events) if events else []
         reward = -self.step_cost - (self.invalid_penalty if error else 0.0)
         terminated = truncated = False
         task_completed = False
-        if self.world.goal_holds(self._task):
+        if world.goal_holds(task):
             reward += 1.0
             self._completed += 1
             task_completed = True
             last_ok = True
-        elif self._step_in_task >= self._task.budget:
+        elif self._step_in_task >= task.budget:
             self._failed += 1
             last_ok = False
         else:

@@ -89,8 +89,14 @@ class TaskGenerator:
         """Items (of `pddl_types`, default any) that sit on or in a fixture or that a person holds."""
         among = self._items_of.get(pddl_types)
         if among is None:
-            among = self._items_of[pddl_types] = [i for i in self.humans.items if not pddl_types
-                                                  or self.scene.entities[i].pddl_type in pddl_types]
+            if not pddl_types:
+                among = self.humans.items
+            elif len(pddl_types) == 1:  # of_type is sorted like humans.items
+                items = self.humans.item_set
+                among = [i for i in self.of_type.get(pddl_types[0], []) if i in items]
+            else:
+                among = [i for i in self.humans.items if self.scene.entities[i].pddl_type in pddl_types]
+            self._items_of[pddl_types] = among
         where = self.state.where
         return [i for i in among if (loc := where.get(i)) is not None and loc.predicate in _PLACED]
 

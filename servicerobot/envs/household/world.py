@@ -190,12 +190,12 @@ class HouseholdWorld(World):
     def goal_holds(self, task: Task) -> bool:
         if self._goal_of[0] is not task:
             self._goal_of = (task, self.interpreter.compile_goal(task.goal))
-        return self._goal_of[1].holds(self._tested())
+        return self._goal_of[1].holds(self.state.live if self.interpreter.axioms is None else self.state.atoms)
 
     def tick(self, task: Task | None, step_in_task: int) -> list[HumanEvent]:
         """Let people act for one step: maybe a task disturbance, maybe background events."""
         events: list[HumanEvent] = []
-        if task is not None and step_in_task in self._disturb_at:
+        if step_in_task in self._disturb_at and task is not None:
             event = self.tasks.disturb(task, self._disturb_at[step_in_task])
             if event is not None:
                 events.append(event)
@@ -212,7 +212,8 @@ class HouseholdWorld(World):
                     if second is not None and second.actor == event.actor:
                         events.append(second)
                         self.state.apply(second.add, second.delete)
-        self._sync()
+        if self.executor is not None:
+            self._sync()
         return events
 
     def utterances(self, events: list[HumanEvent], told: list[bool]) -> list[Utterance]:
