@@ -157,7 +157,9 @@ def _bench(args: argparse.Namespace) -> int:
             results[script.stem] = {"error": "the last JSON line does not parse"}
         failed += "error" in results[script.stem]
         results[script.stem]["bench_wall_s"] = round(time.perf_counter() - t0, 1)
-        outcome = results[script.stem].get("error", "ok")
+        # a script whose optional part is missing here prints {"skipped": why}: not a failure
+        outcome = results[script.stem].get("error") or (f"skipped ({results[script.stem]['skipped']})"
+                                                        if "skipped" in results[script.stem] else "ok")
         print(f"bench [{number}/{len(scripts)}] {script.stem}: {outcome} in {results[script.stem]['bench_wall_s']} s",
               file=sys.stderr, flush=True)
     text = json.dumps(results, indent=2)

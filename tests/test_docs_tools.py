@@ -67,6 +67,14 @@ def test_bench_quick_passes_quick_to_every_script_and_prints_progress(tmp_path, 
     assert "bench [2/2] b: ok in" in out.err
 
 
+def test_bench_lists_a_script_whose_optional_part_is_missing_as_skipped(tmp_path, capsys):
+    (tmp_path / "sim.py").write_text("import json\nprint(json.dumps({'skipped': 'no simulator here'}))\n")
+    (tmp_path / "broken.py").write_text("import sys\nsys.exit('crashed')\n")
+    assert main(["bench", "--benchmarks", str(tmp_path), "--only", "sim"]) == 0
+    assert "sim: skipped (no simulator here)" in capsys.readouterr().err
+    assert main(["bench", "--benchmarks", str(tmp_path)]) == 1  # a real failure still fails
+
+
 def test_reset_rejects_unknown_options():
     env = gym.make("ServiceRobot-v0", size="small")
     env.reset(seed=0, options={})
