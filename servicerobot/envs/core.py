@@ -137,6 +137,7 @@ class ServiceRobotEnv(gym.Env):
                                   np.random.SeedSequence(int(self.np_random.integers(2**63))).spawn(2))
         self._speech_rng = speech_seed
         self.world.reset(world_rng)
+        self._n_tasks = self.world.n_tasks
         self._task_index = 0
         self._step_in_task = 0
         self._completed = 0
@@ -269,7 +270,7 @@ class ServiceRobotEnv(gym.Env):
             self._step_events = []
         else:
             events = []
-        n_tasks = self.world.n_tasks
+        n_tasks = self._n_tasks
         if task is None:
             return {"success": self._completed == n_tasks, "task_completed": task_completed, "task": "",
                     "action_error": error, "tasks_completed": self._completed, "tasks_failed": self._failed,

@@ -43,9 +43,17 @@ class HumanEvent:
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "actor": self.actor, "category": self.category,
-                "add": sorted(str(a) for a in self.add), "delete": sorted(str(a) for a in self.delete),
-                "utterance": self.utterance, "told_add": sorted(str(a) for a in self.told),
-                "told_delete": sorted(str(a) for a in self.told_removed)}
+                "add": _texts(self.add), "delete": _texts(self.delete),
+                "utterance": self.utterance, "told_add": _texts(self.told),
+                "told_delete": _texts(self.told_removed)}
+
+
+def _texts(atoms: frozenset[Atom]) -> list[str]:
+    """The atoms as sorted PDDL text (most events change one or two)."""
+    if len(atoms) == 1:
+        for atom in atoms:
+            return [str(atom)]
+    return sorted([str(a) for a in atoms])
 
 
 BACKGROUND_WEIGHTS: dict[str, float] = {
@@ -79,7 +87,6 @@ def _prep(fixture_type: str) -> str:
     return "on" if fixture_type in ("surface", "shelf", "bed") else "in"
 
 
-_AWAY = ("holding", "discarded")  # locations of items people cannot touch
 _METHODS = {"dirty": "dirty", "clean": "clean", "break": "break_", "light": "light", "faucet": "faucet",
             "open": "open", "take": "take", "put_back": "put_back", "unmake": "unmake", "warm": "warm",
             "soil": "soil", "go": "go"}  # background kind -> HumanProcess method (all but "move")
@@ -134,9 +141,10 @@ class HumanProcess:
     def _movable(self, protected: frozenset[str], among: list[str] | None = None) -> list[str]:
         """Items (of `among`, default all) a person may touch: not held by the robot, not discarded, not
         protected."""
-        where = self.state.where
-        return [i for i in (self.items if among is None else among) if i not in protected
-                and (loc := where.get(i)) is not None and loc.predicate not in _AWAY]
+        placed = self.state.placed  # located, but not with the robot nor discarded
+        if not protected:
+            return list(filter(placed.__contains__, self.items if among is None else among))
+        return [i for i in (self.items if among is None else among) if i in placed and i not in protected]
 
     def destinations(self, item: str, exclude: str | None) -> list[str]:
         """Fixtures a person could put `item` on or in (not `exclude`; washers and dryers take clothes only)."""

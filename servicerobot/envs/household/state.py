@@ -11,7 +11,8 @@ __all__ = ["LOCATION_PREDICATES", "HouseholdState"]
 
 # The predicates that say where an item is; an item has exactly one of them (functional relation).
 LOCATION_PREDICATES = ("on", "inside", "holding", "held-by", "discarded")
-_ITEM_ARG = {"on": 0, "inside": 0, "holding": 1, "held-by": 0, "discarded": 0}  # where the item is in each
+# where the item is in each binary one ("discarded" is unary)
+_ITEM_ARG = {"on": 0, "inside": 0, "holding": 1, "held-by": 0}
 
 
 class HouseholdState:
@@ -20,8 +21,9 @@ class HouseholdState:
     `atoms` is an immutable snapshot: a reference taken before a change keeps the old state. `live` is the
     same atoms as one set changed in place, for tests made at once (a step changes it without copying
     the whole state; `atoms` is frozen again only when read). `version` increases with every change (it
-    keys percept caches). Indexes: `by_arg` (entity -> its atoms), `where` (item -> its location atom)
-    and `flags` (unary predicate -> the names it holds of).
+    keys percept caches). Indexes: `by_arg` (entity -> its atoms), `where` (item -> its location atom),
+    `placed` (the items on or in a fixture or held by a person: not the robot's, not discarded) and
+    `flags` (unary predicate -> the names it holds of).
     """
 
     def __init__(self, scene: HouseholdScene, atoms: Iterable[Atom]):
@@ -30,6 +32,7 @@ class HouseholdState:
         self._frozen: frozenset[Atom] | None = frozenset()
         self.by_arg: dict[str, set[Atom]] = {name: set() for name in scene.entities}
         self.where: dict[str, Atom] = {}
+        self.placed: set[str] = set()
         self.flags: dict[str, set[str]] = {}
         self.version = 0
         self.apply(frozenset(atoms), frozenset())
@@ -47,34 +50,47 @@ class HouseholdState:
 
     def apply(self, add: frozenset[Atom], delete: frozenset[Atom]) -> None:
         """Delete then add (PDDL order), updating the indexes."""
-        if add and delete and not delete.isdisjoint(add):
-            delete = delete - add
-        if not add and not delete:
+        if delete:
+            if add and not delete.isdisjoint(add):
+                delete = delete - add
+        elif not add:
             return
-        by_arg, where, flags = self.by_arg, self.where, self.flags
+        by_arg, where, flags, placed = self.by_arg, self.where, self.flags, self.placed
         for atom in delete:
-            args = atom.args
+            predicate, args = atom
             for arg in args:
                 by_arg[arg].discard(atom)  # a no-op for atoms that were not true
             if len(args) == 1:
-                names = flags.get(atom.predicate)
+                names = flags.get(predicate)
                 if names is not None:
                     names.discard(args[0])
-            slot = _ITEM_ARG.get(atom.predicate)
-            if slot is not None and where.get(args[slot]) == atom:
-                del where[args[slot]]
+                if predicate == "discarded" and where.get(args[0]) == atom:
+                    del where[args[0]]
+            else:
+                slot = _ITEM_ARG.get(predicate)
+                if slot is not None and where.get(args[slot]) == atom:
+                    del where[args[slot]]
+                    placed.discard(args[slot])
         for atom in add:
-            args = atom.args
+            predicate, args = atom
             for arg in args:
                 by_arg[arg].add(atom)
             if len(args) == 1:
-                names = flags.get(atom.predicate)
+                names = flags.get(predicate)
                 if names is None:
-                    names = flags[atom.predicate] = set()
+                    names = flags[predicate] = set()
                 names.add(args[0])
-            slot = _ITEM_ARG.get(atom.predicate)
-            if slot is not None:
-                where[args[slot]] = atom
+                if predicate == "discarded":
+                    where[args[0]] = atom
+                    placed.discard(args[0])
+            else:
+                slot = _ITEM_ARG.get(predicate)
+                if slot is not None:
+                    where[args[slot]] = atom
+                    if slot:  # holding: the robot's
+                        placed.discard(args[1])
+                    else:
+                        placed.add(args[0])
         live = self.live
         if delete:
             live.difference_update(delete)

@@ -51,9 +51,6 @@ class Task:
                 "budget": self.budget, "entities": sorted(self.entities)}
 
 
-_PLACED = ("on", "inside", "held-by")  # locations of items a task may ask about
-
-
 def _conj(atoms: list[str]) -> str:
     return atoms[0] if len(atoms) == 1 else "(and " + " ".join(atoms) + ")"
 
@@ -97,8 +94,7 @@ class TaskGenerator:
             else:
                 among = [i for i in self.humans.items if self.scene.entities[i].pddl_type in pddl_types]
             self._items_of[pddl_types] = among
-        where = self.state.where
-        return [i for i in among if (loc := where.get(i)) is not None and loc.predicate in _PLACED]
+        return list(filter(self.state.placed.__contains__, among))
 
     def sample(self, kind: str) -> Task | None:
         """A task of `kind` for the current state, or None when the house cannot host one now."""

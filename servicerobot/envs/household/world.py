@@ -108,7 +108,8 @@ class HouseholdWorld(World):
         self._percept_cache: tuple[tuple, dict] | None = None
         self._self_cache: tuple[int, dict] | None = None
         self._room_cache: tuple[int, int] = (-1, 0)  # (state version, robot room index)
-        self._goal_of: tuple[Task | None, object] = (None, None)  # the last task asked about, its Goal
+        self._event_rate = self.options.event_rate
+        self._goal_of: tuple[Task | None, object] = (None, None)  # the last task asked about, its Goal.holds
         self._mask_cache: tuple[dict, np.ndarray] | None = None
         if self.executor is not None:
             self.executor.reset(self.scene, self.state.atoms, np.random.default_rng(int(rng.integers(2**63))))
@@ -189,8 +190,8 @@ class HouseholdWorld(World):
 
     def goal_holds(self, task: Task) -> bool:
         if self._goal_of[0] is not task:
-            self._goal_of = (task, self.interpreter.compile_goal(task.goal))
-        return self._goal_of[1].holds(self.state.live if self.interpreter.axioms is None else self.state.atoms)
+            self._goal_of = (task, self.interpreter.compile_goal(task.goal).holds)
+        return self._goal_of[1](self.state.live if self.interpreter.axioms is None else self.state.atoms)
 
     def tick(self, task: Task | None, step_in_task: int) -> list[HumanEvent]:
         """Let people act for one step: maybe a task disturbance, maybe background events."""
@@ -200,7 +201,7 @@ class HouseholdWorld(World):
             if event is not None:
                 events.append(event)
                 self.state.apply(event.add, event.delete)
-        if self.humans.rng.random() < self.options.event_rate:
+        if self.humans.rng.random() < self._event_rate:
             protected = task.entities if task is not None else frozenset()
             event = self.humans.background(protected)
             if event is not None:
