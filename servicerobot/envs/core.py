@@ -241,12 +241,13 @@ class ServiceRobotEnv(gym.Env):
             said_json = _dumps(said)
         else:
             said_json = "[]"
+        world = self.world
         if self.update_mode == "verbal":
-            percept = self.world.self_percept()
+            percept = world.self_percept()
             visible = self._no_entities.copy()
         else:
-            percept = self.world.percept()
-            visible = self.world.visible_mask()
+            percept = world.percept()
+            visible = world.visible_mask()
         # Worlds return the same dict while nothing changed (and may return an earlier one again, e.g. the
         # robot's own facts when it walks back into a room), so JSON is kept per dict for recent ones.
         cached = self._percept_json.get(id(percept))
@@ -254,14 +255,8 @@ class ServiceRobotEnv(gym.Env):
             if len(self._percept_json) >= 256:
                 self._percept_json.clear()
             cached = self._percept_json[id(percept)] = (percept, _dumps(percept))
-        return {
-            "utterances": said_json,
-            "percept": cached[1],
-            "prior": prior,
-            "action_result": result,
-            "robot_room": self.world.robot_room_index(),
-            "visible": visible,
-        }
+        return {"utterances": said_json, "percept": cached[1], "prior": prior, "action_result": result,
+                "robot_room": world.robot_room_index(), "visible": visible}
 
     def _info(self, error: str, task_completed: bool) -> dict:
         task = self._task

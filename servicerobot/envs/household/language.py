@@ -197,6 +197,7 @@ class Describer:
     def __init__(self, scene: HouseholdScene):
         self.scene = scene
         self._items: dict[tuple[str, str | None], str] = {}  # (item, speaker) -> its phrase
+        self._fixtures: dict[tuple[str, str | None], str] = {}  # (fixture, speaker) -> its phrase
         self._noun_count: dict[str, int] = {}
         for e in scene.entities.values():
             if e.pos is not None:
@@ -224,6 +225,12 @@ class Describer:
         return found
 
     def fixture(self, name: str, speaker: str | None = None) -> str:
+        found = self._fixtures.get((name, speaker))
+        if found is None:
+            found = self._fixtures[(name, speaker)] = self._fixture(name, speaker)
+        return found
+
+    def _fixture(self, name: str, speaker: str | None) -> str:
         e = self.scene.entities[name]
         owner = e.attributes.get("owner")
         if owner:  # furniture of someone's bedroom

@@ -35,6 +35,7 @@ class HouseholdState:
         self.placed: set[str] = set()
         self.flags: dict[str, set[str]] = {}
         self.version = 0
+        self.last_change: tuple[frozenset[Atom], frozenset[Atom]] = (frozenset(), frozenset())  # that made `version`
         self.apply(frozenset(atoms), frozenset())
 
     @property
@@ -96,6 +97,7 @@ class HouseholdState:
             live.difference_update(delete)
         if add:
             live.update(add)
+        self.last_change = (add, delete)
         self._frozen = None
         self.version += 1
 

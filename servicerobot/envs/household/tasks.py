@@ -72,6 +72,7 @@ class TaskGenerator:
         for v in self.of_type.values():
             v.sort()
         self._items_of: dict[tuple[str, ...] | None, list[str]] = {}  # _free_items' candidates by types
+        self._chilled: list[str] | None = None  # what keep_cold may ask for (see there)
 
     def _pick(self, seq):
         return seq[int(self.rng.integers(len(seq)))] if seq else None
@@ -84,6 +85,10 @@ class TaskGenerator:
 
     def _free_items(self, pddl_types: tuple[str, ...] | None = None) -> list[str]:
         """Items (of `pddl_types`, default any) that sit on or in a fixture or that a person holds."""
+        return list(filter(self.state.placed.__contains__, self._items_of_types(pddl_types)))
+
+    def _items_of_types(self, pddl_types: tuple[str, ...] | None) -> list[str]:
+        """The items of `pddl_types` (default any), in `humans.items` order."""
         among = self._items_of.get(pddl_types)
         if among is None:
             if not pddl_types:
@@ -94,7 +99,7 @@ class TaskGenerator:
             else:
                 among = [i for i in self.humans.items if self.scene.entities[i].pddl_type in pddl_types]
             self._items_of[pddl_types] = among
-        return list(filter(self.state.placed.__contains__, among))
+        return among
 
     def sample(self, kind: str) -> Task | None:
         """A task of `kind` for the current state, or None when the house cannot host one now."""
@@ -196,8 +201,10 @@ class TaskGenerator:
 
     def _keep_cold(self, speaker: str) -> Task | None:
         fridges = self.of_type.get("fridge", [])
-        perishable = [i for i in self._free_items(("food",)) if self.scene.entities[i].attributes.get("perishable")
-                      and fridges and self.scene.accepts(fridges[0], i)]
+        if self._chilled is None:  # the food the first fridge would keep cold, wherever it is now
+            self._chilled = [i for i in self._items_of_types(("food",)) if fridges
+                             and self.scene.entities[i].attributes.get("perishable") and self.scene.accepts(fridges[0], i)]
+        perishable = list(filter(self.state.placed.__contains__, self._chilled))
         if not fridges or not perishable:
             return None
         setup = []

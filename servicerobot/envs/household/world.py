@@ -25,6 +25,23 @@ __all__ = ["HouseholdOptions", "HouseholdWorld", "atom_to_triplet"]
 _SELF_PERCEPTS: dict[frozenset[Atom], dict] = {}
 
 
+_MENTIONED: dict[int, tuple[object, frozenset[Atom]]] = {}  # id(Goal) -> (the Goal, _mentioned(it))
+
+
+def _mentioned(goal, interpreter: Interpreter) -> frozenset[Atom]:
+    """The ground atoms a large goal mentions, on which alone its value depends; empty (test it every step)
+    for a small goal, whose test is as cheap, and with derived predicates, which depend on other atoms."""
+    if interpreter.axioms is not None:
+        return frozenset()
+    found = _MENTIONED.get(id(goal))
+    if found is None or found[0] is not goal:
+        atoms = goal.atoms | goal.negative_atoms
+        if len(_MENTIONED) >= 1024:
+            _MENTIONED.clear()
+        found = _MENTIONED[id(goal)] = (goal, atoms if len(atoms) > 8 else frozenset())
+    return found[1]
+
+
 def atom_to_triplet(atom: Atom) -> list:
     """(on a b) -> ["a", "on", "b"]; (dirty a) -> ["a", "dirty", True]: one knowledge-graph edge."""
     return [atom.args[0], atom.predicate, atom.args[1] if len(atom.args) > 1 else True]
@@ -109,7 +126,8 @@ class HouseholdWorld(World):
         self._self_cache: tuple[int, dict] | None = None
         self._room_cache: tuple[int, int] = (-1, 0)  # (state version, robot room index)
         self._event_rate = self.options.event_rate
-        self._goal_of: tuple[Task | None, object] = (None, None)  # the last task asked about, its Goal.holds
+        # the last task asked about: [task, its Goal.holds, the atoms it mentions, state version, value then]
+        self._goal_of: list = [None, None, None, -1, False]
         self._mask_cache: tuple[dict, np.ndarray] | None = None
         if self.executor is not None:
             self.executor.reset(self.scene, self.state.atoms, np.random.default_rng(int(rng.integers(2**63))))
@@ -119,7 +137,7 @@ class HouseholdWorld(World):
         """What the robot is told about the house at the start: the catalogue and every initial fact."""
         ents = {n: {"type": e.pddl_type, "noun": e.noun, **e.attributes} for n, e in self.scene.entities.items()}
         return {"entities": ents, "rooms": {r.name: r.label for r in self.scene.rooms},
-                "facts": [atom_to_triplet(a) for a in sorted(self.state.atoms)]}
+                "facts": [atom_to_triplet(a) for a in sorted(self.state.live)]}
 
     # ------------------------------------------------------------------ robot
     def execute(self, action: str) -> tuple[str, str]:
@@ -130,7 +148,9 @@ class HouseholdWorld(World):
         if action == "(wait)":
             return "(wait)", ""
         try:
-            ground, shown, reason, add, delete = self.interpreter.transition_text(action, self._tested())
+            interpreter, state = self.interpreter, self.state
+            ground, shown, reason, add, delete = interpreter.transition_text(
+                action, state.live if interpreter.axioms is None else state.atoms)
         except ActionError as exc:
             if isinstance(action, str) and action.strip().lower() in ("(wait)", "wait"):
                 return "(wait)", ""
@@ -146,11 +166,6 @@ class HouseholdWorld(World):
         if self.executor is not None:
             self._synced = self.state.version
         return shown, ""
-
-    def _tested(self) -> set[Atom] | frozenset[Atom]:
-        """The true atoms to test preconditions and goals on now: the live set, unless derived predicates
-        need a hashable state."""
-        return self.state.live if self.interpreter.axioms is None else self.state.atoms
 
     def _sync(self) -> None:
         """Mirror what people changed since the last sync into the executor's backend."""
@@ -189,9 +204,19 @@ class HouseholdWorld(World):
         return Utterance(self.humans.describe.person(task.speaker), task.text, "task")
 
     def goal_holds(self, task: Task) -> bool:
-        if self._goal_of[0] is not task:
-            self._goal_of = (task, self.interpreter.compile_goal(task.goal).holds)
-        return self._goal_of[1](self.state.live if self.interpreter.axioms is None else self.state.atoms)
+        known, state = self._goal_of, self.state
+        if known[0] is not task:
+            goal = self.interpreter.compile_goal(task.goal)
+            known = self._goal_of = [task, goal.holds, _mentioned(goal, self.interpreter), -1, False]
+        version = state.version
+        if known[3] == version - 1 and known[2]:  # one change since: did it touch the goal?
+            add, delete = state.last_change
+            if known[2].isdisjoint(add) and known[2].isdisjoint(delete):
+                known[3] = version
+                return known[4]
+        holds = known[1](state.live if self.interpreter.axioms is None else state.atoms)
+        known[3], known[4] = version, holds
+        return holds
 
     def tick(self, task: Task | None, step_in_task: int) -> list[HumanEvent]:
         """Let people act for one step: maybe a task disturbance, maybe background events."""
@@ -257,8 +282,9 @@ class HouseholdWorld(World):
 
     def self_percept(self) -> dict:
         """What the robot knows of itself without looking around: its room and its own facts."""
-        if self._self_cache is not None and self._self_cache[0] == self.state.version:
-            return self._self_cache[1]
+        known, version = self._self_cache, self.state.version
+        if known is not None and known[0] == version:
+            return known[1]
         key = frozenset(self.state.by_arg[ROBOT])
         result = _SELF_PERCEPTS.get(key)
         if result is None:  # the same dict for the same facts, so the env's JSON cache finds it
@@ -268,7 +294,7 @@ class HouseholdWorld(World):
             if len(_SELF_PERCEPTS) >= 4096:
                 _SELF_PERCEPTS.clear()
             _SELF_PERCEPTS[key] = result
-        self._self_cache = (self.state.version, result)
+        self._self_cache = (version, result)
         return result
 
     def robot_room_index(self) -> int:
