@@ -121,14 +121,16 @@ class HumanProcess:
                              (("sink",), ("bed",), ("surface",), ("openable", "fridge", "washer", "dryer"))}
         self._accepting: dict[str, list[str]] = {}  # item -> acceptable_fixtures(item, None), on first use
         self.non_sink: dict[str, list[str]] = {}  # item -> the same but sinks (what tasks ask for)
+        self.two_places: set[str] = set()  # items of non_sink with two or more fixtures (so always one elsewhere)
         if type(self.scene).accepts is HouseholdScene.accepts:
             # The default rules accept everything: the list depends only on whether the item is clothing.
+            lists = {}
             for clothing in (False, True):
                 found = self._acceptable(clothing, "")
-                others = [f for f in found if ents[f].pddl_type != "sink"]
-                for i in self.items:
-                    if (kind[i] == "clothing") == clothing:
-                        self._accepting[i], self.non_sink[i] = found, others
+                lists[clothing] = (found, [f for f in found if ents[f].pddl_type != "sink"])
+            for i in self.items:
+                self._accepting[i], self.non_sink[i] = lists[kind[i] == "clothing"]
+            self.two_places.update(i for i in self.items if len(self.non_sink[i]) > 1)
 
     # ----------------------------------------------------------------- helpers
     def _pick(self, seq):
@@ -138,13 +140,17 @@ class HumanProcess:
         template = self._pick(EVENT_TEMPLATES[kind])
         return render_template(template, actor=self.describe.person(actor), **fields)
 
-    def _movable(self, protected: frozenset[str], among: list[str] | None = None) -> list[str]:
+    def _movable(self, protected: frozenset[str], among: list[str] | None = None,
+                 excluding: set[str] | frozenset[str] = frozenset()) -> list[str]:
         """Items (of `among`, default all) a person may touch: not held by the robot, not discarded, not
-        protected."""
+        protected (nor in `excluding`)."""
         placed = self.state.placed  # located, but not with the robot nor discarded
-        if not protected:
-            return list(filter(placed.__contains__, self.items if among is None else among))
-        return [i for i in (self.items if among is None else among) if i in placed and i not in protected]
+        if among is None:  # every item: filter by one set in C
+            keep = placed.difference(protected, excluding) if protected or excluding else placed
+            return list(filter(keep.__contains__, self.items))
+        if not protected and not excluding:
+            return list(filter(placed.__contains__, among))
+        return [i for i in among if i in placed and i not in protected and i not in excluding]
 
     def destinations(self, item: str, exclude: str | None) -> list[str]:
         """Fixtures a person could put `item` on or in (not `exclude`; washers and dryers take clothes only)."""
@@ -168,6 +174,8 @@ class HumanProcess:
         if found is None:
             ents = self.scene.entities
             found = self.non_sink[item] = [f for f in self.accepting(item) if ents[f].pddl_type != "sink"]
+            if len(found) > 1:
+                self.two_places.add(item)
         return found
 
     def _acceptable(self, clothing: bool, item: str) -> list[str]:
@@ -292,8 +300,7 @@ class HumanProcess:
     def take(self, actor: str, protected: frozenset[str], category: str = "background"):
         if self.state.held_by(actor):
             return None
-        where = self.state.where
-        item = self._pick([i for i in self._movable(protected) if where[i].predicate != "held-by"])
+        item = self._pick(self._movable(protected, excluding=self.state.held))
         if item is None:
             return None
         loc = self.state.location(item)

@@ -22,8 +22,8 @@ class HouseholdState:
     same atoms as one set changed in place, for tests made at once (a step changes it without copying
     the whole state; `atoms` is frozen again only when read). `version` increases with every change (it
     keys percept caches). Indexes: `by_arg` (entity -> its atoms), `where` (item -> its location atom),
-    `placed` (the items on or in a fixture or held by a person: not the robot's, not discarded) and
-    `flags` (unary predicate -> the names it holds of).
+    `placed` (the items on or in a fixture or held by a person: not the robot's, not discarded), `held`
+    (those a person holds) and `flags` (unary predicate -> the names it holds of).
     """
 
     def __init__(self, scene: HouseholdScene, atoms: Iterable[Atom]):
@@ -33,6 +33,7 @@ class HouseholdState:
         self.by_arg: dict[str, set[Atom]] = {name: set() for name in scene.entities}
         self.where: dict[str, Atom] = {}
         self.placed: set[str] = set()
+        self.held: set[str] = set()
         self.flags: dict[str, set[str]] = {}
         self.version = 0
         self.last_change: tuple[frozenset[Atom], frozenset[Atom]] = (frozenset(), frozenset())  # that made `version`
@@ -56,7 +57,7 @@ class HouseholdState:
                 delete = delete - add
         elif not add:
             return
-        by_arg, where, flags, placed = self.by_arg, self.where, self.flags, self.placed
+        by_arg, where, flags, placed, held = self.by_arg, self.where, self.flags, self.placed, self.held
         for atom in delete:
             predicate, args = atom
             for arg in args:
@@ -72,6 +73,7 @@ class HouseholdState:
                 if slot is not None and where.get(args[slot]) == atom:
                     del where[args[slot]]
                     placed.discard(args[slot])
+                    held.discard(args[slot])
         for atom in add:
             predicate, args = atom
             for arg in args:
@@ -84,14 +86,20 @@ class HouseholdState:
                 if predicate == "discarded":
                     where[args[0]] = atom
                     placed.discard(args[0])
+                    held.discard(args[0])
             else:
                 slot = _ITEM_ARG.get(predicate)
                 if slot is not None:
                     where[args[slot]] = atom
                     if slot:  # holding: the robot's
                         placed.discard(args[1])
+                        held.discard(args[1])
                     else:
                         placed.add(args[0])
+                        if predicate == "held-by":
+                            held.add(args[0])
+                        else:
+                            held.discard(args[0])
         live = self.live
         if delete:
             live.difference_update(delete)

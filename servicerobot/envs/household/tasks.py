@@ -110,11 +110,14 @@ class TaskGenerator:
     def _pick_place(self, speaker: str) -> Task | None:
         where, dests = self.state.where, self.humans.non_sink
         free = self._free_items()
-        for i in free:
-            if i not in dests:
-                self.humans.non_sink_accepting(i)
-        # Only items with somewhere else to go (a simulator's receptacle rules may leave an item none).
-        item = self._pick([i for i in free if len(d := dests[i]) > 1 or (d and d[0] != where[i].args[1])])
+        if len(dests) < len(self.humans.items):
+            for i in free:
+                if i not in dests:
+                    self.humans.non_sink_accepting(i)
+        # Only items with somewhere else to go (a simulator's receptacle rules may leave an item none);
+        # an item two fixtures take always has.
+        item = self._pick(free if self.humans.two_places.issuperset(free) else
+                          [i for i in free if len(d := dests[i]) > 1 or (d and d[0] != where[i].args[1])])
         if item is None:
             return None
         src = where[item].args[1]
@@ -128,7 +131,10 @@ class TaskGenerator:
     def _hand_over(self, speaker: str) -> Task | None:
         person = speaker if self.rng.random() < 0.5 else self._pick(self.humans.people)
         where = self.state.where
-        items = [i for i in self._free_items() if (loc := where[i]).predicate != "held-by" or loc.args[1] != person]
+        has = {i for i in self.state.held if where[i].args[1] == person}  # what `person` holds already
+        items = self._free_items()
+        if has:
+            items = [i for i in items if i not in has]
         item = self._pick(items)
         if item is None:
             return None
