@@ -3,7 +3,8 @@
 Prints one JSON line. The household actions are real: the oracle agent's actions are recorded on a few
 seeded episodes first (untimed), then the same episodes are replayed (timed) so that the mix of moves,
 pick-ups, failed actions and human events is what an agent sees. `ratio_to_cartpole` replays houses the
-process has seen (their actions and goals compiled already, as with a fixed scene); `new_house_*` replays
+process has seen (their actions and goals compiled already, as with a fixed scene), timed in rounds that
+alternate with CartPole-v1's, so that load from other processes falls on both alike; `new_house_*` replays
 20 other seeds once each after emptying every shared cache, as training on fresh seeds would. Usage:
 
     python benchmarks/env_throughput.py [--size default] [--episodes 3] [--steps 20000]
@@ -63,6 +64,40 @@ def _replay_rate(env_id: str, seeds: list[int], episodes: list[list[str]], min_s
     return steps / elapsed
 
 
+def _side_by_side(seeds: list[int], episodes: list[list[str]], min_steps: int, cartpole_steps: int,
+                  **kwargs) -> tuple[float, float]:
+    """(household steps/s as `_replay_rate`, CartPole-v1 steps/s over `cartpole_steps` seeded random actions,
+    resets included), timed in alternating rounds: one pass over the recorded episodes, then a share of
+    CartPole's steps."""
+    env = gym.make("ServiceRobot-v0", **kwargs)
+    cart = gym.make("CartPole-v1")
+    cart.reset(seed=0)
+    cart.action_space.seed(0)
+    actions = [cart.action_space.sample() for _ in range(cartpole_steps)]
+    rounds = -(-min_steps // max(1, sum(len(e) for e in episodes)))
+    chunk = -(-cartpole_steps // rounds)
+    steps = cart_steps = 0
+    elapsed = cart_elapsed = 0.0
+    while steps < min_steps or cart_steps < cartpole_steps:
+        for seed, recorded in zip(seeds, episodes):
+            env.reset(seed=seed)
+            start = time.perf_counter()
+            for action in recorded:
+                env.step(action)
+            elapsed += time.perf_counter() - start
+            steps += len(recorded)
+        share = actions[cart_steps:cart_steps + chunk]
+        start = time.perf_counter()
+        for a in share:
+            _, _, term, trunc, _ = cart.step(a)
+            if term or trunc:
+                cart.reset()
+        cart_elapsed += time.perf_counter() - start
+        cart_steps += len(share)
+    env.close()
+    return steps / elapsed, cart_steps / cart_elapsed
+
+
 def _new_house_rate(seeds: list[int], episodes: list[list[str]], size: str) -> float:
     """Steps/s over houses the process has not seen: every shared cache is emptied first, then each recorded
     episode is replayed once, in order (each house new, after the others, as in training on fresh seeds)."""
@@ -98,19 +133,6 @@ def _ai2thor_rate(seeds: list[int], min_steps: int) -> float | None:
         return None
     episodes = _record("ServiceRobot-AI2THOR-v0", seeds, scene="FloorPlan1")
     return _replay_rate("ServiceRobot-AI2THOR-v0", seeds, episodes, min_steps, scene="FloorPlan1")
-
-
-def _cartpole_rate(n: int) -> float:
-    env = gym.make("CartPole-v1")
-    env.reset(seed=0)
-    env.action_space.seed(0)
-    actions = [env.action_space.sample() for _ in range(n)]
-    start = time.perf_counter()
-    for a in actions:
-        _, _, term, trunc, _ = env.step(a)
-        if term or trunc:
-            env.reset()
-    return n / (time.perf_counter() - start)
 
 
 def _render_fps(size: str, frames: int) -> float:
@@ -156,10 +178,9 @@ def main() -> None:
         args.episodes, args.steps = 1, min(args.steps, 2000)
     seeds = list(range(args.episodes))
     episodes = _record("ServiceRobot-v0", seeds, size=args.size)
-    household = _replay_rate("ServiceRobot-v0", seeds, episodes, args.steps, size=args.size)
+    household, cartpole = _side_by_side(seeds, episodes, args.steps, 50000, size=args.size)
     new_seeds = list(range(1000, 1000 + (3 if args.quick else 20)))
     household_cold = _new_house_rate(new_seeds, _record("ServiceRobot-v0", new_seeds, size=args.size), args.size)
-    cartpole = _cartpole_rate(50000)
     steady = _steady_rate(args.size, args.steps)
     ai2thor = _ai2thor_rate(seeds, args.steps)
     print(json.dumps({

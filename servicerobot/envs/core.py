@@ -21,6 +21,7 @@ CHARSET = frozenset(string.printable) - frozenset("\x0b\x0c")
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True)  # what json.dumps builds on each call
+_quote = json.encoder.encode_basestring_ascii  # a str as _ENCODER writes it
 
 
 def _dumps(value: Any) -> str:
@@ -238,7 +239,12 @@ class ServiceRobotEnv(gym.Env):
         if utterances:
             said = [u.to_obs() for u in utterances]
             self._last_utterances = said
-            said_json = _dumps(said)
+            if all(type(u) is Utterance and type(u.speaker) is str and type(u.text) is str for u in utterances):
+                # what _dumps writes for these to_obs() dicts, without its encoder's set-up
+                said_json = "[" + ",".join(['{"speaker":' + _quote(u.speaker) + ',"text":' + _quote(u.text) + "}"
+                                            for u in utterances]) + "]"
+            else:
+                said_json = _dumps(said)
         else:
             said_json = "[]"
         world = self.world
