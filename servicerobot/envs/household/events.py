@@ -111,26 +111,39 @@ class HumanProcess:
         self.lights = sorted(n for n, e in ents.items() if e.pddl_type == "light")
         # What each kind of event may touch, as far as the scene alone decides (in `items` order); the
         # state (where an item is, its flags) is checked per event.
-        kind = {i: ents[i].pddl_type for i in self.items}
         can = self.scene.can
-        self._dishes = [i for i in self.items if kind[i] == "dish"]
-        self._dirtyable = {t: [i for i in self.items if kind[i] == t and can(i, "dirty")] for t in ("dish", "clothing")}
-        self._breakable = [i for i in self.items if kind[i] in ("dish", "gadget", "decor") and can(i, "break")]
-        self._perishable = [i for i in self.items if ents[i].attributes.get("perishable")]
+        self._dishes: list[str] = []
+        self._dirtyable: dict[str, list[str]] = {"dish": [], "clothing": []}
+        self._breakable: list[str] = []
+        self._perishable: list[str] = []
+        self._clothing: set[str] = set()
+        for i in self.items:  # one pass, in `items` order
+            e = ents[i]
+            kind = e.pddl_type
+            if kind == "dish":
+                self._dishes.append(i)
+            if kind == "clothing":
+                self._clothing.add(i)
+            if kind in ("dish", "clothing") and can(i, "dirty"):
+                self._dirtyable[kind].append(i)
+            if kind in ("dish", "gadget", "decor") and can(i, "break"):
+                self._breakable.append(i)
+            if e.attributes.get("perishable"):
+                self._perishable.append(i)
         self._fixtures_of = {t: [f for f in self.placeable if ents[f].pddl_type in t] for t in
                              (("sink",), ("bed",), ("surface",), ("openable", "fridge", "washer", "dryer"))}
         self._accepting: dict[str, list[str]] = {}  # item -> acceptable_fixtures(item, None), on first use
-        self.non_sink: dict[str, list[str]] = {}  # item -> the same but sinks (what tasks ask for)
-        self.two_places: set[str] = set()  # items of non_sink with two or more fixtures (so always one elsewhere)
+        self.non_sink: dict[str, list[str]] = {}  # item -> the same but sinks (what tasks ask for), on first use
+        self.two_places: set[str] | frozenset[str] = set()  # items non_sink gives two or more fixtures
+        self._by_clothing: dict[bool, tuple[list[str], list[str]]] | None = None
         if type(self.scene).accepts is HouseholdScene.accepts:
-            # The default rules accept everything: the list depends only on whether the item is clothing.
-            lists = {}
+            # The default rules accept everything: both lists depend only on whether the item is clothing.
+            lists = self._by_clothing = {}
             for clothing in (False, True):
                 found = self._acceptable(clothing, "")
                 lists[clothing] = (found, [f for f in found if ents[f].pddl_type != "sink"])
-            for i in self.items:
-                self._accepting[i], self.non_sink[i] = lists[kind[i] == "clothing"]
-            self.two_places.update(i for i in self.items if len(self.non_sink[i]) > 1)
+            if len(lists[False][1]) > 1 and len(lists[True][1]) > 1:
+                self.two_places = self.item_set
 
     # ----------------------------------------------------------------- helpers
     def _pick(self, seq):
@@ -165,16 +178,22 @@ class HumanProcess:
         change, so this is worked out once per item)."""
         found = self._accepting.get(item)
         if found is None:
-            found = self._accepting[item] = self._acceptable(self.scene.entities[item].pddl_type == "clothing", item)
+            clothing = item in self._clothing
+            found = self._accepting[item] = (self._acceptable(clothing, item) if self._by_clothing is None
+                                             else self._by_clothing[clothing][0])
         return found
 
     def non_sink_accepting(self, item: str) -> list[str]:
         """`accepting(item)` without sinks (worked out once per item)."""
         found = self.non_sink.get(item)
         if found is None:
-            ents = self.scene.entities
-            found = self.non_sink[item] = [f for f in self.accepting(item) if ents[f].pddl_type != "sink"]
-            if len(found) > 1:
+            if self._by_clothing is not None:
+                found = self._by_clothing[item in self._clothing][1]
+            else:
+                ents = self.scene.entities
+                found = [f for f in self.accepting(item) if ents[f].pddl_type != "sink"]
+            self.non_sink[item] = found
+            if len(found) > 1 and isinstance(self.two_places, set):
                 self.two_places.add(item)
         return found
 

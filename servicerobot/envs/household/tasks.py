@@ -108,20 +108,16 @@ class TaskGenerator:
 
     # ------------------------------------------------------------------ task kinds
     def _pick_place(self, speaker: str) -> Task | None:
-        where, dests = self.state.where, self.humans.non_sink
+        where, dests, two = self.state.where, self.humans.non_sink_accepting, self.humans.two_places
         free = self._free_items()
-        if len(dests) < len(self.humans.items):
-            for i in free:
-                if i not in dests:
-                    self.humans.non_sink_accepting(i)
         # Only items with somewhere else to go (a simulator's receptacle rules may leave an item none);
         # an item two fixtures take always has.
-        item = self._pick(free if self.humans.two_places.issuperset(free) else
-                          [i for i in free if len(d := dests[i]) > 1 or (d and d[0] != where[i].args[1])])
+        item = self._pick(free if two.issuperset(free) else
+                          [i for i in free if i in two or len(d := dests(i)) > 1 or (d and d[0] != where[i].args[1])])
         if item is None:
             return None
         src = where[item].args[1]
-        dest = self._pick([f for f in dests[item] if f != src])
+        dest = self._pick([f for f in dests(item) if f != src])
         atom = self.humans.place_atom(item, dest)
         prep = "on" if atom.predicate == "on" else "in"
         text = self._say("pick_place", item=self.d.item(item, speaker), prep=prep,
