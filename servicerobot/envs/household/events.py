@@ -226,20 +226,20 @@ class HumanProcess:
             add.add(cold)
         d = self.describe
         partial = (self.rng.random() < self.partial_prob) if partial is None else partial
+        added, deleted = frozenset(add), frozenset(delete)
         if loc.predicate == "held-by":
             text = self._say("put_back", actor, item=d.item(item, actor), prep=_prep(self.scene.entities[dest]
                              .pddl_type), dest=d.fixture(dest, actor))
-            told, told_removed = frozenset(add), frozenset(delete)
+            told = added
         elif partial:
             text = self._say("move_partial", actor, item=d.item(item, actor), src=d.fixture(src, actor),
                              prep_src=_prep(self.scene.entities[src].pddl_type))
-            told, told_removed = frozenset(), frozenset(delete)
+            told = frozenset()
         else:
             text = self._say("move", actor, item=d.item(item, actor), src=d.fixture(src, actor),
                              prep=_prep(self.scene.entities[dest].pddl_type), dest=d.fixture(dest, actor))
-            told, told_removed = frozenset(add), frozenset(delete)
-        return HumanEvent("move", actor, frozenset(add), frozenset(delete), text, told, told_removed,
-                          category, (item, src, dest))
+            told = added
+        return HumanEvent("move", actor, added, deleted, text, told, deleted, category, (item, src, dest))
 
     def _flag(self, kind: str, actor: str, atom: Atom, on: bool, category: str, **fields: str):
         add, delete = (frozenset({atom}), frozenset()) if on else (frozenset(), frozenset({atom}))
@@ -352,8 +352,11 @@ class HumanProcess:
             return None
         loc = self.state.location(item)
         surfaces, ents, accepts = self._fixtures_of[("surface",)], self.scene.entities, self.scene.accepts
-        dests = [f for f in surfaces if ents[f].room == ents[loc.args[1]].room
-                 and accepts(f, item)] if loc.predicate in ("on", "inside") else []
+        if loc.predicate in ("on", "inside"):
+            room = ents[loc.args[1]].room
+            dests = [f for f in surfaces if ents[f].room == room and accepts(f, item)]
+        else:
+            dests = []
         dest = self._pick(dests) or self._pick([f for f in surfaces if accepts(f, item)])
         if dest is None:
             return None

@@ -50,10 +50,11 @@ class HouseholdState:
     def __contains__(self, atom: Atom) -> bool:
         return atom in self.live
 
-    def apply(self, add: frozenset[Atom], delete: frozenset[Atom]) -> None:
-        """Delete then add (PDDL order), updating the indexes."""
+    def apply(self, add: frozenset[Atom], delete: frozenset[Atom], disjoint: bool = False) -> None:
+        """Delete then add (PDDL order), updating the indexes. `disjoint`: the caller knows that no atom is
+        both added and deleted (an action's compiled effects), so that is not checked."""
         if delete:
-            if add and not delete.isdisjoint(add):
+            if add and not disjoint and not delete.isdisjoint(add):
                 delete = delete - add
         elif not add:
             return

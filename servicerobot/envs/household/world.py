@@ -157,14 +157,15 @@ class HouseholdWorld(World):
             return action if isinstance(action, str) else repr(action), str(exc)
         if reason is not None:
             return shown, f"{shown} is not applicable: {reason}"
-        if self.executor is not None:
-            self._sync()
-            error = self.executor.execute(ground, frozenset(add), frozenset(delete))
-            if error:
-                return shown, f"{shown} failed in {self.executor.name}: {error}"
-        self.state.apply(add, delete)
-        if self.executor is not None:
-            self._synced = self.state.version
+        if self.executor is None:
+            state.apply(add, delete, disjoint=True)  # compiled effects never add and delete one atom
+            return shown, ""
+        self._sync()
+        error = self.executor.execute(ground, frozenset(add), frozenset(delete))
+        if error:
+            return shown, f"{shown} failed in {self.executor.name}: {error}"
+        state.apply(add, delete, disjoint=True)
+        self._synced = state.version
         return shown, ""
 
     def _sync(self) -> None:
