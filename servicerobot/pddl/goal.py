@@ -22,7 +22,7 @@ class Goal:
         negative_atoms: the ground atoms the goal requires to be false somewhere (after expansion).
     """
 
-    __slots__ = ("_atoms", "_negative_atoms", "_node", "_report", "_test", "_universe", "formula")
+    __slots__ = ("_atoms", "_mentioned", "_negative_atoms", "_node", "_report", "_test", "_universe", "formula")
 
     def __init__(self, formula: Formula, universe: Universe):
         node = ground_formula(formula, {}, universe)
@@ -30,6 +30,7 @@ class Goal:
         self._node = node
         self._atoms: frozenset[Atom] | None = None  # computed on first use: a task start needs only the test
         self._negative_atoms: frozenset[Atom] | None = None
+        self._mentioned: frozenset[Atom] | None = None
         self._test = compile_test(node)
         self._universe = universe
         self._report: GoalReport | None = None
@@ -45,6 +46,14 @@ class Goal:
         if self._negative_atoms is None:
             self._negative_atoms = node_atoms(self._node, positive=False)
         return self._negative_atoms
+
+    @property
+    def mentioned(self) -> frozenset[Atom]:
+        """Every ground atom the goal mentions (`atoms` and `negative_atoms`): a state change that touches
+        none of them leaves the goal's value as it was (without derived predicates)."""
+        if self._mentioned is None:
+            self._mentioned = self.atoms | self.negative_atoms
+        return self._mentioned
 
     def __reduce__(self) -> tuple:
         return (type(self), (self.formula, self._universe))

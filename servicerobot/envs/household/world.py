@@ -25,21 +25,13 @@ __all__ = ["HouseholdOptions", "HouseholdWorld", "atom_to_triplet"]
 _SELF_PERCEPTS: dict[frozenset[Atom], dict] = {}
 
 
-_MENTIONED: dict[int, tuple[object, frozenset[Atom]]] = {}  # id(Goal) -> (the Goal, _mentioned(it))
-
-
 def _mentioned(goal, interpreter: Interpreter) -> frozenset[Atom]:
     """The ground atoms a large goal mentions, on which alone its value depends; empty (test it every step)
     for a small goal, whose test is as cheap, and with derived predicates, which depend on other atoms."""
     if interpreter.axioms is not None:
         return frozenset()
-    found = _MENTIONED.get(id(goal))
-    if found is None or found[0] is not goal:
-        atoms = goal.atoms | goal.negative_atoms
-        if len(_MENTIONED) >= 1024:
-            _MENTIONED.clear()
-        found = _MENTIONED[id(goal)] = (goal, atoms if len(atoms) > 8 else frozenset())
-    return found[1]
+    atoms = goal.mentioned
+    return atoms if len(atoms) > 8 else frozenset()
 
 
 def atom_to_triplet(atom: Atom) -> list:
@@ -292,7 +284,7 @@ class HouseholdWorld(World):
             facts = [atom_to_triplet(a) for a in sorted(self.state.about(ROBOT))]
             result = {"room": self.state.robot_room(), "entities": {ROBOT: "robot"}, "facts": facts,
                       "observed": [ROBOT]}
-            if len(_SELF_PERCEPTS) >= 4096:
+            if len(_SELF_PERCEPTS) >= 1024:
                 _SELF_PERCEPTS.clear()
             _SELF_PERCEPTS[key] = result
         self._self_cache = (version, result)
