@@ -306,9 +306,8 @@ class TaskGenerator:
         """An event of `category` (reset / addition / relocation) aimed at the active task, or None."""
         actor = self._pick(self.humans.people)
         h = self.humans
-        items = sorted(e for e in task.entities if e in h.items)
-        free = [i for i in items if (loc := self.state.location(i)) is not None
-                and loc.predicate in ("on", "inside", "held-by")]
+        items = sorted(e for e in task.entities if e in h.item_set)
+        free = [i for i in items if i in self.state.placed]  # on or in a fixture, or held by a person
         if category == "relocation":
             if task.kind == "hand_over":
                 person = next(e for e in task.entities if self.scene.entities[e].pddl_type == "person")
