@@ -368,11 +368,13 @@ class Interpreter:
             entry = self._compiled[ga]
             if len(self._stepped) >= 65536:
                 self._stepped.clear()
-            hit = self._stepped[text] = (ga, str(ga), entry.pre if self.axioms is None else None, entry.effects)
-        ga, shown, pre, effects = hit
+            effects, shown = entry.effects, str(ga)
+            done = None if effects.conditional else (ga, shown, None, effects.adds, effects.dels)  # the answer
+            hit = self._stepped[text] = (entry.pre if self.axioms is None else None, done, ga, shown, effects)
+        pre, done, ga, shown, effects = hit
         if pre is not None and pre(state):
-            if not effects.conditional:
-                return ga, shown, None, effects.adds, effects.dels
+            if done is not None:
+                return done
             adds, dels = set(effects.adds), set(effects.dels)  # as `delta`
             for test, cond_adds, cond_dels in effects.conditional:
                 if test(state):
