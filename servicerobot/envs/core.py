@@ -230,8 +230,8 @@ class ServiceRobotEnv(gym.Env):
         if not events:
             return []
         # One draw per event whatever the mode, so every mode sees the same episode.
-        draws = [self._speech_rng.random() < self.verbal_share for _ in events]
-        told = [d and self.update_mode != "visual" for d in draws]
+        rng, share, heard = self._speech_rng, self.verbal_share, self.update_mode != "visual"
+        told = [rng.random() < share and heard for _ in events]
         self._step_events.extend(zip(events, told))
         return self.world.utterances(events, told)
 

@@ -48,12 +48,22 @@ class HumanEvent:
                 "told_delete": _texts(self.told_removed)}
 
 
+_TEXT: dict[Atom, str] = {}  # atom -> str(atom), for the atoms events keep changing
+
+
 def _texts(atoms: frozenset[Atom]) -> list[str]:
     """The atoms as sorted PDDL text (most events change one or two)."""
-    if len(atoms) == 1:
-        for atom in atoms:
-            return [str(atom)]
-    return sorted([str(a) for a in atoms])
+    out = []
+    for atom in atoms:
+        text = _TEXT.get(atom)
+        if text is None:
+            if len(_TEXT) >= 8192:
+                _TEXT.clear()
+            text = _TEXT[atom] = str(atom)
+        out.append(text)
+    if len(out) > 1:
+        out.sort()
+    return out
 
 
 BACKGROUND_WEIGHTS: dict[str, float] = {
