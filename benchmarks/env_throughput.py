@@ -4,7 +4,8 @@ Prints one JSON line. The household actions are real: the oracle agent's actions
 seeded episodes first (untimed), then the same episodes are replayed (timed) so that the mix of moves,
 pick-ups, failed actions and human events is what an agent sees. `ratio_to_cartpole` replays houses the
 process has seen (their actions and goals compiled already, as with a fixed scene), timed in rounds that
-alternate with CartPole-v1's, so that load from other processes falls on both alike; `new_house_*` replays
+alternate with CartPole-v1's, so that load from other processes falls on both alike (`cpu_ratio_to_cartpole`:
+the same in process CPU time, which other processes do not stretch); `new_house_*` replays
 20 other seeds once each after emptying every shared cache, as training on fresh seeds would. Usage:
 
     python benchmarks/env_throughput.py [--size default] [--episodes 3] [--steps 20000]
@@ -65,10 +66,11 @@ def _replay_rate(env_id: str, seeds: list[int], episodes: list[list[str]], min_s
 
 
 def _side_by_side(seeds: list[int], episodes: list[list[str]], min_steps: int, cartpole_steps: int,
-                  **kwargs) -> tuple[float, float]:
+                  **kwargs) -> tuple[float, float, float, float]:
     """(household steps/s as `_replay_rate`, CartPole-v1 steps/s over `cartpole_steps` seeded random actions,
     resets included), timed in alternating rounds: one pass over the recorded episodes, then a share of
-    CartPole's steps."""
+    CartPole's steps; then the same two rates in process CPU time (what a busy machine's other processes
+    do not change)."""
     env = gym.make("ServiceRobot-v0", **kwargs)
     cart = gym.make("CartPole-v1")
     cart.reset(seed=0)
@@ -77,25 +79,27 @@ def _side_by_side(seeds: list[int], episodes: list[list[str]], min_steps: int, c
     rounds = -(-min_steps // max(1, sum(len(e) for e in episodes)))
     chunk = -(-cartpole_steps // rounds)
     steps = cart_steps = 0
-    elapsed = cart_elapsed = 0.0
+    elapsed = cart_elapsed = cpu = cart_cpu = 0.0
     while steps < min_steps or cart_steps < cartpole_steps:
         for seed, recorded in zip(seeds, episodes):
             env.reset(seed=seed)
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             for action in recorded:
                 env.step(action)
             elapsed += time.perf_counter() - start
+            cpu += time.process_time() - start_cpu
             steps += len(recorded)
         share = actions[cart_steps:cart_steps + chunk]
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         for a in share:
             _, _, term, trunc, _ = cart.step(a)
             if term or trunc:
                 cart.reset()
         cart_elapsed += time.perf_counter() - start
+        cart_cpu += time.process_time() - start_cpu
         cart_steps += len(share)
     env.close()
-    return steps / elapsed, cart_steps / cart_elapsed
+    return steps / elapsed, cart_steps / cart_elapsed, steps / cpu, cart_steps / cart_cpu
 
 
 def _new_house_rate(seeds: list[int], episodes: list[list[str]], size: str) -> float:
@@ -178,7 +182,8 @@ def main() -> None:
         args.episodes, args.steps = 1, min(args.steps, 2000)
     seeds = list(range(args.episodes))
     episodes = _record("ServiceRobot-v0", seeds, size=args.size)
-    household, cartpole = _side_by_side(seeds, episodes, args.steps, 50000, size=args.size)
+    household, cartpole, household_cpu, cartpole_cpu = _side_by_side(seeds, episodes, args.steps, 50000,
+                                                                     size=args.size)
     new_seeds = list(range(1000, 1000 + (3 if args.quick else 20)))
     household_cold = _new_house_rate(new_seeds, _record("ServiceRobot-v0", new_seeds, size=args.size), args.size)
     steady = _steady_rate(args.size, args.steps)
@@ -186,6 +191,7 @@ def main() -> None:
     print(json.dumps({
         "benchmark": "env_throughput", "size": args.size, "steps_per_s": round(household, 1),
         "cartpole_steps_per_s": round(cartpole, 1), "ratio_to_cartpole": round(household / cartpole, 3),
+        "cpu_ratio_to_cartpole": round(household_cpu / cartpole_cpu, 3),
         "new_house_steps_per_s": round(household_cold, 1),
         "new_house_ratio_to_cartpole": round(household_cold / cartpole, 3),
         "steady_steps_per_s": round(steady, 1), "steady_ratio_to_cartpole": round(steady / cartpole, 3),
