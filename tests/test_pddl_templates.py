@@ -172,3 +172,20 @@ def test_templated_actions_are_shared_across_universes_but_still_type_checked():
     other = Interpreter(HOUSEHOLD, {**objects, "kitchen": "dish"})  # the same name, another type
     with pytest.raises(ActionError, match="needs a room"):
         other.parse_action(text)
+
+
+def test_a_step_by_text_equals_parse_then_transition_with_conditional_effects():
+    from servicerobot.pddl import parse_domain
+
+    domain = parse_domain(EQUALITY_DOMAIN, source="eq.pddl")
+    interp = Interpreter(domain, {"a": "thing", "b": "thing", "c": "thing"})
+    states = _random_states(interp, random.Random(1), 4)
+    fired = 0
+    for text in ("(hop a b)", "(hop home c)", "(same b b)", "(hop c a)"):
+        ga = interp.parse_action(text)
+        for state in states:
+            for _ in range(2):  # the second time from the cache by text
+                got = interp.transition_text(text, set(state))
+                assert got == (ga, str(ga), *interp.transition(ga, state)), (text, sorted(state))
+            fired += got[2] is None and bool(got[3] - interp.delta(ga, frozenset())[0])
+    assert fired  # some state made a conditional effect fire

@@ -370,18 +370,10 @@ class Interpreter:
                 self._stepped.clear()
             effects, shown = entry.effects, str(ga)
             done = None if effects.conditional else (ga, shown, None, effects.adds, effects.dels)  # the answer
-            hit = self._stepped[text] = (entry.pre if self.axioms is None else None, done, ga, shown, effects)
-        pre, done, ga, shown, effects = hit
+            hit = self._stepped[text] = (entry.pre if self.axioms is None else None, done, ga, shown)
+        pre, done, ga, shown = hit
         if pre is not None and pre(state):
-            if done is not None:
-                return done
-            adds, dels = set(effects.adds), set(effects.dels)  # as `delta`
-            for test, cond_adds, cond_dels in effects.conditional:
-                if test(state):
-                    adds |= cond_adds
-                    dels |= cond_dels
-            added = frozenset(adds)
-            return ga, shown, None, added, frozenset(dels) - added
+            return done if done is not None else (ga, shown, None, *self.delta(ga, state))
         return (ga, shown, *self.transition(ga, state if type(state) is frozenset else frozenset(state)))
 
     def apply(self, ga: GroundAction, state: State) -> State:
