@@ -35,7 +35,7 @@ def _chain_members(chain) -> list | None:
     return members[:2]
 
 
-def _fast_greedy(llama, chain, members, idx: int) -> int | None:
+def _fast_greedy(llama, members, idx: int) -> int | None:
     """The chain's greedy token from the `_TOP` best raw logits, or None when they cannot decide it."""
     import llama_cpp
 
@@ -66,10 +66,12 @@ def _fast_greedy(llama, chain, members, idx: int) -> int | None:
 def _sample(self, *args, idx: int | None = None, **kwargs) -> int:
     sampler = self._sampler
     if sampler is not None and kwargs.get("temp", 0.8) == 0.0 and kwargs.get("grammar") is not None:
-        members = _chain_members(sampler.sampler)
+        if getattr(sampler, "_greedy_members", False) is False:  # looked up once per chain, not per token
+            sampler._greedy_members = _chain_members(sampler.sampler)
+        members = sampler._greedy_members
         if members is not None:
             ridx = idx - self.n_tokens if idx is not None else -1
-            token = _fast_greedy(self, sampler.sampler, members, ridx)
+            token = _fast_greedy(self, members, ridx)
             if token is not None:
                 import llama_cpp
 
