@@ -86,6 +86,21 @@ def test_a_taken_port_is_a_clear_error(tmp_path):
             LocalServer(tmp_path / "model.gguf", port=port).start()
 
 
+def test_a_server_killed_by_an_illegal_instruction_says_how_to_rebuild(tmp_path, monkeypatch):
+    # what a llama.cpp built with AMX tiles does on a VM that traps them: SIGILL at its first matrix product
+    import servicerobot.language.local_server as local_server
+
+    class Crashing(LocalServer):
+        def command(self):
+            return [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGILL)"]
+
+    monkeypatch.setattr(local_server, "_check_runtime", lambda: None)
+    with pytest.raises(LocalServerError, match=r"SIGILL.*CMAKE_ARGS=.*-mno-amx-tile.*force-reinstall"):
+        Crashing(tmp_path / "model.gguf", log=tmp_path / "server.log").start(wait=30)
+    assert local_server.exit_reason(3) == "it exited with code 3"
+    assert local_server.exit_reason(-9) == "it was killed by SIGKILL"
+
+
 def test_server_command_stays_on_localhost_with_a_slot_per_kind(tmp_path):
     server = LocalServer(tmp_path / "m.gguf", port=5555, threads=1)
     command = server.command()

@@ -26,8 +26,8 @@ from pathlib import Path
 from servicerobot.errors import DependencyNotInstalled, ServiceRobotError
 from servicerobot.files import write_atomic
 
-__all__ = ["ANSWER_TOKENS", "DEFAULT_MODEL", "LOCAL_LLM_URL_VAR", "SLOTS", "WORKER_VAR", "LocalModel", "LocalServer", "LocalServerError",
-           "cache_dir", "find_model", "free_port", "local_interpreter", "parts_installed", "serve"]
+__all__ = ["ANSWER_TOKENS", "DEFAULT_MODEL", "LOCAL_LLM_URL_VAR", "NO_AMX_CMAKE_ARGS", "SLOTS", "WORKER_VAR", "LocalModel", "LocalServer", "LocalServerError",
+           "cache_dir", "exit_reason", "find_model", "free_port", "local_interpreter", "parts_installed", "serve"]
 
 LOCAL_LLM_URL_VAR = "SERVICEROBOT_LOCAL_LLM_URL"  # the served URL(s, comma-separated), for the smoke test and scripts
 # The longest schema-valid answer of a compact request (8 + 8 update triplets, 6 query-graph nodes and edges) is
@@ -133,6 +133,24 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+# llama-cpp-python builds llama.cpp with -march=native. Where the CPU reports AMX but the (virtual) machine does
+# not enable it, as on Firecracker guests of Sapphire Rapids hosts, the first matrix product dies on SIGILL.
+NO_AMX_CMAKE_ARGS = ('-DCMAKE_C_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" '
+                     '-DCMAKE_CXX_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"')
+
+
+def exit_reason(code: int | None) -> str:
+    """Why the model server's process ended, in words, with the fix where one is known."""
+    if code == -signal.SIGILL:
+        return ("it was killed by SIGILL: llama.cpp was built for CPU instructions this machine cannot run "
+                "(AMX tiles in a virtual machine, or a build made on another CPU); rebuild it with: "
+                f"CMAKE_ARGS='{NO_AMX_CMAKE_ARGS}' pip install --force-reinstall --no-deps --no-cache-dir "
+                '"llama-cpp-python[server]"')
+    if code is not None and code < 0:
+        return f"it was killed by {signal.Signals(-code).name}"
+    return f"it exited with code {code}"
+
+
 def _check_runtime() -> None:
     missing = [m for m in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context",
                            "pydantic_settings") if importlib.util.find_spec(m) is None]
@@ -216,7 +234,7 @@ class LocalServer:
                 code = self.process.returncode
                 self.process = None
                 where = f"; its output is in {self.log}" if self.log else "; pass a log file to see why"
-                raise LocalServerError(f"the model server exited with code {code} while starting{where}")
+                raise LocalServerError(f"the model server stopped while starting: {exit_reason(code)}{where}")
             try:
                 with urllib.request.urlopen(f"{self.url}/models", timeout=2) as response:
                     if response.status == 200:
@@ -305,7 +323,8 @@ def serve(port: int | None = None, threads: int | None = None, n_ctx: int = 8192
         while not stopping and server.process is not None and server.process.poll() is None:
             time.sleep(0.2)
         if not stopping:
-            print(f"{argv0}: the model server exited on its own", file=sys.stderr)
+            code = server.process.returncode if server.process is not None else None
+            print(f"{argv0}: the model server stopped on its own: {exit_reason(code)}", file=sys.stderr)
             return 1
         return 0
     except (LocalServerError, DependencyNotInstalled) as error:
