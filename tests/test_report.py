@@ -48,14 +48,14 @@ def upd(correct: bool, *categories: str, step: int = 1) -> dict:
 
 
 def record(env: str, variant: str, seed: int, tasks, kg=None, agent=None, *, status="ok", error=None,
-           commit="551e4b7", python="3.11.7", size="small") -> dict:
+           commit="551e4b7", python="3.11.7", size="small", wall=1.5) -> dict:
     rec = {
         "key": f"smoke/{env}/{variant}/{seed}",
         "run": {"config": "smoke", "config_hash": "ab12cd34", "git_commit": commit,
                 "versions": {"servicerobot": "0.1.0", "python": python, "gymnasium": "1.1.1"}},
         "env": env, "env_kwargs": {"size": size, "update_mode": "verbal"},
         "variant": variant, "seed": seed, "status": status, "tasks": tasks, "kg": kg,
-        "timing": {"wall_s": 1.5}, "something_new": {"ignored": True},
+        "timing": {"wall_s": wall}, "something_new": {"ignored": True},
     }
     if agent is not None:
         rec["agent"] = agent
@@ -85,12 +85,12 @@ def main_group() -> list[dict]:
         record(SMALL, "search-rag", 3, [
             task("fetch", True, ["addition"], goal(False, False, False), actions=9, failed=1, plans=1),
             task("pick_place", False, ["relocation"], None, actions=5, failed=2, plans=2, index=1),
-        ], kg={"updates": [upd(True, "addition"), upd(False, "relocation"), upd(True, "relocation", "addition")]},
-            agent=agent(2000, 9.0, 2), commit="deadbee", python="3.12.1"),
+        ], kg={"updates": [upd(True, "addition"), upd(False, "relocation"), upd(True, "relocation", "addition")],
+               "jaccard": 0.89}, agent=agent(2000, 9.0, 2), commit="deadbee", python="3.12.1", wall=4.5),
         record(SMALL, "search-rag", 1, [
             task("pick_place", True, ["reset", "relocation"], goal(True, True, True), actions=12, plans=1),
             task("clean", True, [], goal(True, True, False), actions=6, plans=1, index=1),
-        ], kg={"updates": [upd(True, "reset"), upd(True, "relocation")]}, agent=agent(3000, 4.0, 3)),
+        ], kg={"updates": [upd(True, "reset"), upd(True, "relocation")]}, agent=agent(3000, 4.0, 3), wall=3.5),
         record(SMALL, "search-rag", 2, [], kg=None, status="error", error=TRACEBACK),
     ]
 
@@ -214,11 +214,15 @@ def test_markdown_table1_counts_and_intervals(report):
     assert main["Tokens/ep"] == "2000"
     assert main["Planning s/ep (median / mean)"] == "4.00 / 5.00"
     assert main["Replans/ep"] == "2.00"
+    assert main["KG Jaccard (mean)"] == "0.940"  # the two episodes that report one
+    assert main["Updates applied / dropped"] == "6 / 0"  # 2 / 0 in each of the three with agent stats
+    assert main["Wall s/ep (median)"] == "2.5"  # 1.5, 1.5 (the error), 3.5, 4.5
     assert main["Episodes with errors"] == "1"
 
     oracle = rows[(SMALL, "oracle")]
     assert oracle["Success [95% CI]"] == interval(6, 6)
     assert oracle["Goal parseable"] == oracle["Goal correct"] == oracle["KG accuracy"] == "—"
+    assert oracle["KG Jaccard (mean)"] == "—"
     assert oracle["Disturbed success [95% CI]"].startswith("3/3 (1.000)")
     llm = rows[(DEFAULT, "llm-plain")]
     assert llm["Success [95% CI]"] == interval(1, 3)

@@ -46,6 +46,7 @@ SUMMARY_COLUMNS = (
     "kg_updates", "kg_correct", "kg_accuracy",
     "actions", "failed_actions", "plan_accuracy", "plans", "plans_per_task",
     "tokens_per_episode", "planning_s_median", "planning_s_mean", "replans_per_episode",
+    "kg_jaccard_mean", "updates_applied", "updates_dropped", "wall_s_median",
 )
 KIND_COLUMNS = ("env", "variant", "kind", "tasks", "completed", "success_rate", "success_lo", "success_hi")
 
@@ -258,6 +259,8 @@ def _aggregate(env: str, variant: str, records: list[dict]) -> dict[str, Any]:
         return [v for a in agents if (v := _num(a.get(name))) is not None]
 
     tokens, planning, replans = per_episode("tokens"), per_episode("planning_time"), per_episode("replans")
+    jaccard = [v for r in records if isinstance(r.get("kg"), dict) and (v := _num(r["kg"].get("jaccard"))) is not None]
+    walls = [v for r in records if isinstance(r.get("timing"), dict) and (v := _num(r["timing"].get("wall_s"))) is not None]
     rate, lo, hi = _rate_stats(completed, len(tasks))
     d_rate, d_lo, d_hi = _rate_stats(disturbed_completed, len(disturbed))
     row = {
@@ -278,6 +281,10 @@ def _aggregate(env: str, variant: str, records: list[dict]) -> dict[str, Any]:
         "planning_s_median": statistics.median(planning) if planning else None,
         "planning_s_mean": statistics.fmean(planning) if planning else None,
         "replans_per_episode": statistics.fmean(replans) if replans else None,
+        "kg_jaccard_mean": statistics.fmean(jaccard) if jaccard else None,
+        "updates_applied": int(sum(per_episode("updates_applied"))),
+        "updates_dropped": int(sum(per_episode("updates_dropped"))),
+        "wall_s_median": statistics.median(walls) if walls else None,
     }
     return {k: _round(v) if isinstance(v, float) else v for k, v in row.items()}
 
@@ -406,7 +413,8 @@ def _table1(rows: list[dict]) -> list[str]:
     header = ["Env config", "Variant", "Episodes", "Tasks", "Completed", "Success [95% CI]",
               "Disturbed success [95% CI]", "Goals scored", "Goal parseable", "Goal solvable", "Goal correct",
               "KG accuracy", "Plan accuracy", "Plans/task", "Tokens/ep", "Planning s/ep (median / mean)",
-              "Replans/ep", "Episodes with errors"]
+              "Replans/ep", "KG Jaccard (mean)", "Updates applied / dropped", "Wall s/ep (median)",
+              "Episodes with errors"]
     body = []
     for r in rows:
         goals = r["goals_scored"]
@@ -423,7 +431,9 @@ def _table1(rows: list[dict]) -> list[str]:
             _f(r["plans_per_task"], 2), _f(r["tokens_per_episode"], 0),
             DASH if r["planning_s_median"] is None
             else f"{r['planning_s_median']:.2f} / {r['planning_s_mean']:.2f}",
-            _f(r["replans_per_episode"], 2), r["error_episodes"],
+            _f(r["replans_per_episode"], 2), _f(r["kg_jaccard_mean"]),
+            f"{r['updates_applied']} / {r['updates_dropped']}" if r["updates_applied"] or r["updates_dropped"] else DASH,
+            _f(r["wall_s_median"], 1), r["error_episodes"],
         ])
     return [
         "## 1. Task success by environment config x variant", "",
@@ -431,7 +441,11 @@ def _table1(rows: list[dict]) -> list[str]:
         ("Intervals are 95% Wilson score intervals. Disturbed tasks are tasks during which the world changed "
          "(reset / addition / relocation events). Goal columns are shares of the scored goals (oracle goals "
          "are not scored). KG accuracy: correct knowledge-graph updates / updates. Plan accuracy: share of "
-         "executed robot actions that succeeded. Per-episode columns average over episodes with agent stats."),
+         "executed robot actions that succeeded. Per-episode columns average over episodes with agent stats. "
+         "KG Jaccard: memory's facts M vs a reference R that took every told update and percept exactly, "
+         "|M & R| / |M | R| after each step with an update, averaged per episode, then over episodes. Updates: "
+         "heard updates the agent applied / dropped (after the verifier), summed. Wall s/ep: the median "
+         "episode's wall-clock seconds."),
         "",
     ]
 
