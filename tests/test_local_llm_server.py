@@ -88,7 +88,7 @@ def test_a_taken_port_is_a_clear_error(tmp_path):
 
 def test_a_server_killed_by_an_illegal_instruction_says_how_to_rebuild(tmp_path, monkeypatch):
     # what a llama.cpp built with AMX tiles does on a VM that traps them: SIGILL at its first matrix product
-    import servicerobot.language.local_server as local_server
+    from servicerobot.language import local_server
 
     class Crashing(LocalServer):
         def command(self):
