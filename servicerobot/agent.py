@@ -38,10 +38,20 @@ from servicerobot.memory.retrieval import SearchRetriever, retrieve_all, retriev
 from servicerobot.memory.triplets import Delta
 from servicerobot.memory.updates import apply_percept, update_from_language
 from servicerobot.memory.verifier import Verifier
-from servicerobot.pddl import Atom, Domain, Problem, val_validate, write_domain, write_problem
+from servicerobot.pddl import (
+    And,
+    Atom,
+    Domain,
+    Problem,
+    format_formula,
+    val_validate,
+    write_domain,
+    write_problem,
+)
 from servicerobot.pddl import Interpreter as PDDLInterpreter
 from servicerobot.planners import FastDownward, Planner
 from servicerobot.planners.goal_compilation import conjunctive_goal, goal_names
+from servicerobot.planners.relaxation.core import keep_achievable
 
 __all__ = ["VARIANTS", "AgentStep", "ServiceAgent", "default_interpreter"]
 
@@ -99,6 +109,8 @@ class _TaskState:
     query: Any = None  # the interpreter's retrieval query for this task (query graph or entity names)
     failure: Failure | None = None  # why the task has no goal or no plan now (None while all is well)
     started: int = 0  # the step the task was heard
+    asked: str | None = None  # the goal as interpreted, when `goal` is a relaxation of it
+    dropped: list[str] = field(default_factory=list)  # the parts of `asked` relaxation dropped
 
 
 class ServiceAgent:
@@ -106,7 +118,8 @@ class ServiceAgent:
 
     def __init__(self, domain: Domain, *, variant: str = "search-rag", interpreter: Interpreter | None = None,
                  planner: Planner | None = None, robot: str = "robot", max_attempts: int = 3,
-                 fallback_to_full: bool = True, keep_history: bool = True, validate_with_val: bool = False):
+                 fallback_to_full: bool = True, keep_history: bool = True, validate_with_val: bool = False,
+                 relax: bool = False):
         base = variant.removesuffix("-noverify")
         if base not in VARIANTS:
             raise ServiceRobotError(f"unknown agent variant {variant!r}; choose from "
@@ -122,6 +135,8 @@ class ServiceAgent:
         self.fallback_to_full = fallback_to_full
         self.keep_history = keep_history
         self.validate_with_val = validate_with_val
+        self.relax = relax
+        self.relaxed: list[dict] = []  # every relaxed task this episode: the goal asked, kept, dropped
         self.val_rejections = 0
         self.verifier = Verifier(domain)
         self.searcher = SearchRetriever()
@@ -341,17 +356,10 @@ class ServiceAgent:
         kg = self.memory
         t0 = time.perf_counter()
         facts = self._planning_facts(task, full)
-        objects = {n: kg.type_of(n) for a in facts for n in a.args}
-        objects[self.robot] = kg.type_of(self.robot)
-        for name in _TOKEN.findall(task.goal):
-            if kg.has_entity(name):
-                objects[name] = kg.type_of(name)
-        compiled = self._pddl_interpreter().compile_goal(task.goal)
         step = len(self.steps)
         result = problem = None
         try:
-            goal = conjunctive_goal(self.domain, compiled.formula, objects, facts)
-            problem = Problem("task", self.domain.name, objects, facts, goal)
+            problem = self._problem(task.goal, facts)
             result = self.planner.solve(self.domain, problem)
         except PlannerError as exc:
             failure = Failure("planner error", str(exc), "plan", step)
@@ -377,12 +385,59 @@ class ServiceAgent:
             task.tried_full = True  # L3M+P: rebuild :init from the whole graph and re-plan, once per task
             self._plan(stats, full=True)
             return
+        if failure.reason == "unsolvable" and self.relax and not task.dropped:
+            self.failures.append(failure)  # the goal asked stays unsolvable on memory, whatever is kept
+            t0 = time.perf_counter()
+            relaxed = self._relax(facts)
+            stats.planning_time += time.perf_counter() - t0
+            if relaxed:
+                self._plan(stats, full)  # for what relaxation kept
+                return
         task.failure = failure
         self.failures.append(failure)
         task.plan = deque()
         task.failed_plans += 1
         task.failed_at = kg.version
         task.retry_at = len(self.steps) + min(32, 2 ** task.failed_plans)
+
+    def _problem(self, goal: str, facts: frozenset[Atom]) -> Problem:
+        """The planning problem for `goal` on `facts` (its objects: theirs, the robot's, the goal's).
+
+        Raises:
+            PDDLError: no action can make a part of the goal true on these facts.
+        """
+        kg = self.memory
+        objects = {n: kg.type_of(n) for a in facts for n in a.args}
+        objects[self.robot] = kg.type_of(self.robot)
+        for name in _TOKEN.findall(goal):
+            if kg.has_entity(name):
+                objects[name] = kg.type_of(name)
+        formula = self._pddl_interpreter().compile_goal(goal).formula
+        return Problem("task", self.domain.name, objects, facts,
+                       conjunctive_goal(self.domain, formula, objects, facts))
+
+    def _relax(self, facts: frozenset[Atom]) -> bool:
+        """Context Matters' relaxation on memory: keep the goal's conjuncts the planner can still achieve
+        together (in the order given), drop the rest and make what is kept the task's goal; False when the
+        goal has one part or none of its parts can be kept."""
+        task = self.task
+        formula = self._pddl_interpreter().compile_goal(task.goal).formula
+        parts = [format_formula(p) for p in formula.parts] if isinstance(formula, And) else []
+
+        def solvable(kept: list[str]) -> bool:
+            try:
+                problem = self._problem(f"(and {' '.join(kept)})", facts)
+            except (PDDLError, ServiceRobotError):
+                return False
+            return self.planner.solve(self.domain, problem).solved
+
+        kept, dropped = keep_achievable([], parts, solvable) if len(parts) > 1 else ([], parts)
+        if not kept:
+            return False
+        task.asked, task.dropped = task.goal, dropped
+        task.goal = kept[0] if len(kept) == 1 else f"(and {' '.join(kept)})"
+        self.relaxed.append({"task": task.text, "asked": task.asked, "goal": task.goal, "dropped": dropped})
+        return True
 
     def _val_accepts(self, problem: Problem, plan) -> bool:
         """With `validate_with_val`, VAL must also accept the plan for the problem it was made for."""
@@ -504,6 +559,9 @@ class ServiceAgent:
         if task.goal is None:
             return Failure("goal not understood", "no goal was produced", "task", len(self.steps))
         if self.memory is not None and self._pddl_interpreter().compile_goal(task.goal).holds(self.memory.facts):
+            if task.dropped:
+                return Failure("goal relaxed", f"memory holds what was kept, {task.goal[:200]}; dropped as "
+                               f"unachievable on memory: {' '.join(task.dropped)[:200]}", "plan", len(self.steps))
             return Failure("goal believed done", f"memory holds {task.goal[:200]}", "act", len(self.steps))
         if task.plan:
             return Failure("out of steps", f"{len(task.plan)} planned action(s) left", "act", len(self.steps))
@@ -533,7 +591,8 @@ class ServiceAgent:
                 "expanded": sum(s.expanded for s in self.steps),
                 "updates_applied": sum(s.updates_applied for s in self.steps),
                 "updates_dropped": sum(s.updates_dropped for s in self.steps),
-                "failures": dict(sorted(reasons.items())), "unfinished_tasks": open_tasks}
+                "failures": dict(sorted(reasons.items())), "unfinished_tasks": open_tasks,
+                **({"relaxed": self.relaxed} if self.relaxed else {})}
 
 
 def _percept_dict(o: Observation) -> dict:

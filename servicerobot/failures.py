@@ -20,6 +20,7 @@ REASONS = (
     "planner error",         # the planner back end failed to run
     "plan rejected",         # a plan was found but does not reach the goal on memory (or VAL said no)
     "goal believed done",    # memory says the goal holds; the world disagrees
+    "goal relaxed",          # unsolvable on memory: the parts kept are believed done, the rest were dropped
     "out of steps",          # a plan was being carried out when the task's step budget ran out
 )
 

@@ -32,11 +32,11 @@ def _model_answering(goal: str, seed: int = 0) -> dict:
             "update": {"REMOVE": [], "ADD": []}, "entities": {"entities": []}}
 
 
-def _episode(monkeypatch, url: str, planner_timeout: float = 10.0, seed: int = 0) -> dict:
+def _episode(monkeypatch, url: str, planner_timeout: float = 10.0, seed: int = 0, **agent) -> dict:
     monkeypatch.setenv("OPENAI_BASE_URL", url)
     spec = EpisodeSpec("t", "h", EnvConfig("small", ENV), "search-rag", seed,
                        {"interpreter": "llm", "planner_timeout": planner_timeout,
-                        "llm": {"timeout": 2.0, "max_retries": 1, "backoff": 0.0}})
+                        "llm": {"timeout": 2.0, "max_retries": 1, "backoff": 0.0}, **agent})
     record = run_episode(spec, score_goals=False)
     assert record["status"] == "ok", record.get("error")
     return record
@@ -56,6 +56,43 @@ def test_a_failed_task_record_says_why(monkeypatch, goal, reason, detail):
     assert task["failure"]["reason"] == reason and detail in task["failure"]["detail"]
     assert record["agent"]["failures"].get(reason, 0) >= 1
     assert record["agent"]["unfinished_tasks"][-1]["reason"] == reason
+
+
+def test_relaxation_drops_what_memory_makes_unachievable_and_does_the_rest(monkeypatch):
+    """Seed 2: "give Dmitri's yellow mug to Dev". The model adds a part no action can make true; with
+    `relax` the agent drops it (Context Matters), hands the mug over, and the world counts the task done."""
+    _, info = gym.make("ServiceRobot-v0", **ENV).reset(seed=2)
+    asked = f"(and {info['oracle']['goal']} (connected bathroom kitchen))"
+    with MisbehavingServer(answering(_model_answering(asked, seed=2))) as server:
+        strict = _episode(monkeypatch, server.url, seed=2)
+        relaxed = _episode(monkeypatch, server.url, seed=2, relax=True)
+    assert strict["tasks"][0]["completed"] is False and strict["tasks"][0]["failure"]["reason"] == "unsolvable"
+    assert "relaxed" not in strict["agent"]
+    assert relaxed["tasks"][0]["completed"] is True
+    (done,) = relaxed["agent"]["relaxed"]
+    assert done["asked"] == asked and done["goal"] == info["oracle"]["goal"]
+    assert done["dropped"] == ["(connected bathroom kitchen)"]
+    assert relaxed["agent"]["failures"].get("unsolvable") == 1  # the goal as asked still was
+
+
+def test_a_relaxed_goal_believed_done_says_what_was_dropped():
+    """Memory already holds the part kept: the task is not "believed done", it was relaxed."""
+    from servicerobot.agent import ServiceAgent
+
+    env = gym.make("ServiceRobot-v0", **ENV)
+    obs, _ = env.reset(seed=0)
+    agent = ServiceAgent.from_env(env, relax=True)
+    agent.act(obs)
+    task = agent.task
+    assert task is not None
+    kept = str(min(a for a in agent.memory.facts if a.predicate == "on"))  # an item where memory has it
+    task.goal, task.plan = f"(and {kept} (connected bathroom kitchen))", type(task.plan)()
+    agent._plan(agent.steps[-1])
+    assert task.goal == kept and task.dropped == ["(connected bathroom kitchen)"] and not task.plan
+    failure = agent.failure_reason()
+    assert failure.reason == "goal relaxed" and "(connected bathroom kitchen)" in failure.detail
+    assert agent.summary()["unfinished_tasks"][-1]["reason"] == "goal relaxed"
+    assert agent.summary()["relaxed"][0]["asked"].endswith("(connected bathroom kitchen))")
 
 
 def test_a_planner_timeout_is_the_reason(monkeypatch):

@@ -84,6 +84,7 @@ def test_seeds_up_to_the_cap_stay_lazy():
     ({"interpreter": "gpt"}, "agent.interpreter must be one of default, rules, llm"),
     ({"max_attempts": 0}, "agent.max_attempts must be an integer >= 1"),
     ({"fallback_to_full": "yes"}, "agent.fallback_to_full must be true or false"),
+    ({"relax": 1}, "agent.relax must be true or false"),
     ({"llm": {"timeout": 0}}, "agent.llm.timeout must be a number of seconds > 0"),
     ({"llm": {"max_retries": -1}}, "agent.llm.max_retries must be a int >= 0"),
     ({"llm": {"retries": 3}}, "agent.llm must be a mapping with keys among"),

@@ -35,7 +35,7 @@ __all__ = ["AGENT_OPTIONS", "INTERPRETERS", "LLM_OPTIONS", "MAX_EPISODES", "Conf
            "EpisodeSpec", "ExperimentConfig", "check_agent", "load_config", "parse_config", "shipped_configs"]
 
 # ServiceAgent options a config may set (see `servicerobot.experiments.episode.make_agent`).
-AGENT_OPTIONS = ("planner_timeout", "max_attempts", "fallback_to_full", "interpreter", "llm")
+AGENT_OPTIONS = ("planner_timeout", "max_attempts", "fallback_to_full", "relax", "interpreter", "llm")
 INTERPRETERS = ("default", "rules", "llm", "local-llm")  # local-llm: `servicerobot llm serve`, compact prompts
 LLM_OPTIONS = {"timeout": float, "max_retries": int, "backoff": float, "model": str}  # OpenAIModel's
 MAX_EPISODES = 100_000  # a grid larger than this is a typo (count: 100000000), not an experiment
@@ -218,8 +218,9 @@ def check_agent(agent: dict, source: str) -> None:
     attempts = agent.get("max_attempts", 3)
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
         raise ConfigError(f"{source}: agent.max_attempts must be an integer >= 1, got {attempts!r}")
-    if not isinstance(agent.get("fallback_to_full", True), bool):
-        raise ConfigError(f"{source}: agent.fallback_to_full must be true or false, got {agent['fallback_to_full']!r}")
+    for flag, default in (("fallback_to_full", True), ("relax", False)):
+        if not isinstance(agent.get(flag, default), bool):
+            raise ConfigError(f"{source}: agent.{flag} must be true or false, got {agent[flag]!r}")
     if agent.get("interpreter", "default") not in INTERPRETERS:
         raise ConfigError(f"{source}: agent.interpreter must be one of {', '.join(INTERPRETERS)}, "
                           f"got {agent['interpreter']!r}")

@@ -15,6 +15,7 @@ from servicerobot.planners.relaxation.core import (
     build_problem,
     goal_literals,
     ground_plan,
+    keep_achievable,
     relaxing_plan,
 )
 from servicerobot.planners.relaxation.llm import LLMRelaxInterpreter
@@ -32,6 +33,7 @@ __all__ = [
     "delta_plan",
     "goal_literals",
     "ground_plan",
+    "keep_achievable",
     "llmp_plan",
     "relaxing_plan",
 ]

@@ -12,7 +12,7 @@ interpreter shifts or relaxes the goal (and must say what it changed) and the ne
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
@@ -32,6 +32,7 @@ __all__ = [
     "build_problem",
     "goal_literals",
     "ground_plan",
+    "keep_achievable",
     "relaxing_plan",
 ]
 
@@ -207,6 +208,19 @@ def build_problem(world, literals: Iterable[str], name: str = "cm", objects: Ite
     goal = "(and " + " ".join(literals) + ")" if literals else "(and)"
     return (f"(define (problem {name})\n  (:domain household)\n  (:objects\n{objects}\n  )\n  (:init\n    "
             + "\n    ".join(init) + f"\n  )\n  (:goal {goal})\n)\n")
+
+
+def keep_achievable(kept: Iterable[str], candidates: Iterable[str],
+                    solvable: Callable[[list[str]], bool]) -> tuple[list[str], list[str]]:
+    """CM's planner-decided relaxation, one goal part at a time: each candidate joins the kept parts when the
+    planner can still achieve them all together; returns (kept, dropped), each in the order given."""
+    kept, dropped = list(kept), []
+    for part in candidates:
+        if solvable([*kept, part]):
+            kept.append(part)
+        else:
+            dropped.append(part)
+    return kept, dropped
 
 
 def goal_literals(problem_text: str, domain) -> tuple[str, ...] | None:

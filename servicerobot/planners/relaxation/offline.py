@@ -20,7 +20,7 @@ import numpy as np
 
 from servicerobot.envs.context_matters.goals import Requirement, TaskGoal, literal, parse_task
 from servicerobot.envs.context_matters.objects import PROFILES
-from servicerobot.planners.relaxation.core import Adjustment, Draft, Toolbox, build_problem
+from servicerobot.planners.relaxation.core import Adjustment, Draft, Toolbox, build_problem, keep_achievable
 
 __all__ = ["OfflineInterpreter", "Slot", "attribute_score"]
 
@@ -217,13 +217,10 @@ class OfflineInterpreter:
             if self.tools.solvable(kept + group):
                 kept += group
                 continue
-            for lit in group:
-                if self.tools.solvable(kept + [lit]):
-                    kept.append(lit)
-                else:
-                    self.dropped_literals.add(lit)
-                    dropped.append({"literal": lit, "reason": "no plan achieves it together with the more "
-                                                              "important goals"})
+            kept, lost = keep_achievable(kept, group, self.tools.solvable)
+            self.dropped_literals.update(lost)
+            dropped += [{"literal": lit, "reason": "no plan achieves it together with the more important goals"}
+                        for lit in lost]
         return dropped
 
     def _text(self) -> str:
