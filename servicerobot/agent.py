@@ -422,7 +422,8 @@ class ServiceAgent:
         goal has one part or none of its parts can be kept."""
         task = self.task
         formula = self._pddl_interpreter().compile_goal(task.goal).formula
-        parts = [format_formula(p) for p in formula.parts] if isinstance(formula, And) else []
+        if not isinstance(formula, And) or len(formula.parts) < 2:
+            return False
 
         def solvable(kept: list[str]) -> bool:
             try:
@@ -431,7 +432,7 @@ class ServiceAgent:
                 return False
             return self.planner.solve(self.domain, problem).solved
 
-        kept, dropped = keep_achievable([], parts, solvable) if len(parts) > 1 else ([], parts)
+        kept, dropped = keep_achievable([], [format_formula(p) for p in formula.parts], solvable)
         if not kept:
             return False
         task.asked, task.dropped = task.goal, dropped

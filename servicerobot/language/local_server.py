@@ -26,8 +26,9 @@ from pathlib import Path
 from servicerobot.errors import DependencyNotInstalled, ServiceRobotError
 from servicerobot.files import write_atomic
 
-__all__ = ["ANSWER_TOKENS", "DEFAULT_MODEL", "LOCAL_LLM_URL_VAR", "NO_AMX_CMAKE_ARGS", "SLOTS", "WORKER_VAR", "LocalModel", "LocalServer", "LocalServerError",
-           "cache_dir", "exit_reason", "find_model", "free_port", "local_interpreter", "parts_installed", "serve"]
+__all__ = ["ANSWER_TOKENS", "DEFAULT_MODEL", "LOCAL_LLM_URL_VAR", "NO_AMX_CMAKE_ARGS", "SLOTS", "WORKER_VAR",
+           "LocalModel", "LocalServer", "LocalServerError", "cache_dir", "exit_reason", "find_model", "free_port",
+           "local_interpreter", "parts_installed", "serve"]
 
 LOCAL_LLM_URL_VAR = "SERVICEROBOT_LOCAL_LLM_URL"  # the served URL(s, comma-separated), for the smoke test and scripts
 # The longest schema-valid answer of a compact request (8 + 8 update triplets, 6 query-graph nodes and edges) is
