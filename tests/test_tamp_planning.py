@@ -241,8 +241,11 @@ def test_up_front_solver_plans_with_every_object_at_once(alley_planner):
 def test_timeouts_are_enforced_and_counted():
     m = office(0)
     planner = TampPlanner(m, timeout=0.3)
-    plan = planner.plan(sample_goal(m, 3, 3, seed=0), encoding="dense", incremental=False)
-    assert plan.status == "timeout" and not plan.solved
+    for _ in range(3):  # on a loaded machine the deadline can pass while encoding, before Fast Downward runs
+        plan = planner.plan(sample_goal(m, 3, 3, seed=0), encoding="dense", incremental=False)
+        assert plan.status == "timeout" and not plan.solved
+        if plan.stats.fd_calls:
+            break
     assert plan.stats.timeouts == 1 and plan.stats.fd_calls == 1
 
 
