@@ -147,6 +147,7 @@ class ServiceAgent:
         self.dropped_updates: list[Any] = []
         self.failures: list[Failure] = []  # every fault this episode, in order (model, goal, planner)
         self.abandoned: list[dict] = []  # tasks replaced by a new one before memory believed them done
+        self._replaced: dict[str, Failure] = {}  # each task a later one replaced -> why it is not done
         self._pddl: tuple[int, PDDLInterpreter] | None = None
         self._last_action: str | None = None
         self._sees = False
@@ -187,6 +188,7 @@ class ServiceAgent:
         self.replans = 0
         self.failures = []
         self.abandoned = []
+        self._replaced = {}
         self._last_action = None
         self._pddl = None
 
@@ -241,7 +243,7 @@ class ServiceAgent:
             stats.updates_dropped += 1
             return
         if kind == "task":
-            self._abandon(self.task)
+            self._abandon(self.task, text)
             self.task = _TaskState(text, speaker, started=stats.step)
             self._interpret_task(stats)
             return
@@ -550,7 +552,9 @@ class ServiceAgent:
         """Why the task `text` (default: the current one) is not done: None while the agent has no
         complaint (e.g. it is still walking), else the `Failure` that explains it best."""
         task = self.task
-        if task is None or (text is not None and task.text != text):  # never taken for a task: why?
+        if task is None or (text is not None and task.text != text):  # not the current task: why?
+            if text in self._replaced:
+                return self._replaced[text]
             heard = [f for f in self.failures if f.stage == "classify" and (text or "")[:120] in f.detail]
             if heard:
                 return heard[-1]
@@ -568,12 +572,19 @@ class ServiceAgent:
             return Failure("out of steps", f"{len(task.plan)} planned action(s) left", "act", len(self.steps))
         return None
 
-    def _abandon(self, task: _TaskState | None) -> None:
-        """A new task replaces `task`: keep its reason when memory did not believe it done."""
-        if task is None:
+    def _abandon(self, task: _TaskState | None, by: str) -> None:
+        """The utterance `by`, taken for a new task, replaces `task`: remember why `task` is not done (its own
+        failure, or "task replaced" while it was under way) and list it as abandoned unless memory believed it
+        done."""
+        if task is None or task.text == by:
             return
         failure = self.failure_reason(task.text)
-        if failure is not None and failure.reason != "goal believed done":
+        if failure is None or failure.reason == "out of steps":  # it was under way: the new task stopped it
+            failure = Failure("task replaced", f"replaced at step {len(self.steps)} by {by[:120]!r}, taken for a "
+                              f"new task{f' ({len(task.plan)} planned action(s) left)' if task.plan else ''}",
+                              "classify", len(self.steps))
+        self._replaced[task.text] = failure
+        if failure.reason != "goal believed done":
             self.abandoned.append({"task": task.text, **failure.to_json()})
 
     def summary(self) -> dict:

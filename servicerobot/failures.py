@@ -11,6 +11,7 @@ __all__ = ["REASONS", "Failure", "planner_failure"]
 # Every reason an agent can give; reports count failed tasks by these.
 REASONS = (
     "task not heard",        # the task's utterance was never classified as a task (e.g. the model failed)
+    "task replaced",         # heard, then another utterance was taken for a new task before this one was done
     "language model failed",  # the model could not be reached or kept answering malformed JSON
     "goal not understood",   # no goal that parses and type-checks against the domain
     "entity unknown",        # the goal names an entity memory does not hold

@@ -95,6 +95,30 @@ def test_a_relaxed_goal_believed_done_says_what_was_dropped():
     assert agent.summary()["relaxed"][0]["asked"].endswith("(connected bathroom kitchen))")
 
 
+def test_a_task_replaced_by_a_later_one_says_so_not_that_it_was_never_heard():
+    """Seed 2's task is heard and planned; then another utterance is taken for a task (here a real one: seed
+    1's). The first is "task replaced" by it, unless it had failed already: then its own reason stays."""
+    from servicerobot.agent import AgentStep, ServiceAgent
+
+    env = gym.make("ServiceRobot-v0", **ENV)
+    obs, info = env.reset(seed=2)
+    agent = ServiceAgent.from_env(env)
+    agent.act(obs)
+    first, later = info["task"], _task_text(seed=1)
+    assert agent.task.text == first and agent.task.plan and agent.task.failure is None
+    agent._hear("Jamal", later, AgentStep(len(agent.steps)))
+    assert agent.task.text == later
+    failure = agent.failure_reason(first)
+    assert failure.reason == "task replaced" and later in failure.detail
+    assert "planned action(s) left" in failure.detail
+    assert agent.summary()["unfinished_tasks"][0] == {"task": first, **failure.to_json()}
+    assert agent.failure_reason("Nobody ever said this.").reason == "task not heard"
+
+    agent.task.failure = Failure("unsolvable", "no plan on memory", "plan", 1)  # failed before it was replaced
+    agent._hear("Kira", first, AgentStep(len(agent.steps)))
+    assert agent.failure_reason(later).reason == "unsolvable"
+
+
 def test_a_planner_timeout_is_the_reason(monkeypatch):
     _, info = gym.make("ServiceRobot-v0", **ENV).reset(seed=3)  # five things to shelve: planning needed
     with MisbehavingServer(answering(_model_answering(info["oracle"]["goal"], seed=3))) as server:
