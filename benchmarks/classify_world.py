@@ -9,6 +9,7 @@ heard as updates, seconds per call (median); `--rows FILE` writes every answer. 
 `$SERVICEROBOT_LOCAL_LLM_URL` (or `--url`); with neither, only the rule interpreter is scored.
 
     python benchmarks/classify_world.py --seeds 0-9
+    python benchmarks/classify_world.py --quick      # seed 0
 """
 
 from __future__ import annotations
@@ -67,9 +68,12 @@ def _seeds(text: str) -> list[int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0-9", help="episode seeds, e.g. 0-9 (default) or 3")
+    parser.add_argument("--quick", action="store_true", help="seed 0 only (about 30 utterances)")
     parser.add_argument("--url", default=os.environ.get(LOCAL_LLM_URL_VAR), help="the local server's URL")
     parser.add_argument("--rows", help="write every answer to this JSON file")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.seeds = "0"
     items = world_utterances(_seeds(args.seeds))
     interpreters = {"rules": RuleInterpreter()}
     if args.url:

@@ -34,3 +34,10 @@ def test_rules_hear_the_worlds_templates_and_the_json_says_so(tmp_path, capsys, 
     assert out["rules"]["tasks_heard"] == 12 and out["rules"]["updates_heard"] == out["utterances"] - 12
     answers = json.loads(rows.read_text())["rules"]
     assert len(answers) == out["utterances"] and all("context" not in a for a in answers)
+
+
+def test_quick_is_seed_zero(capsys, monkeypatch):
+    monkeypatch.delenv("SERVICEROBOT_LOCAL_LLM_URL", raising=False)
+    assert _bench().main(["--quick"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["seeds"] == "0" and out["tasks"] == 4
