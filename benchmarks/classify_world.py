@@ -43,20 +43,18 @@ def world_utterances(seeds: list[int], size: str = "default", n_tasks: int = 4) 
         domain = env.unwrapped.world.domain
         kg = KnowledgeGraph.from_prior(domain, decode(obs).prior, "robot")
         context = Context(domain, kg.entities, frozenset(), "robot")
-        tasks = {info["task"]}
+        tasks, said = {info["task"]}, []
         while True:
-            for speaker, text in decode(obs).utterances:
-                seen.setdefault((speaker, text), {"seed": seed, "speaker": speaker, "text": text,
-                                                  "context": context})
+            said += decode(obs).utterances
             obs, _, terminated, truncated, info = env.step("(wait)")
             if info.get("task"):
                 tasks.add(info["task"])
             if terminated or truncated:
                 break
-        for row in seen.values():
-            if row["seed"] == seed:
-                row["kind"] = "task" if row["text"] in tasks else "update"
         env.close()
+        for speaker, text in said:
+            seen.setdefault((speaker, text), {"seed": seed, "speaker": speaker, "text": text, "context": context,
+                                              "kind": "task" if text in tasks else "update"})
     return list(seen.values())
 
 

@@ -146,8 +146,7 @@ class ServiceAgent:
         self.replans = 0
         self.dropped_updates: list[Any] = []
         self.failures: list[Failure] = []  # every fault this episode, in order (model, goal, planner)
-        self.abandoned: list[dict] = []  # tasks replaced by a new one before memory believed them done
-        self._replaced: dict[str, Failure] = {}  # each task a later one replaced -> why it is not done
+        self.replaced: list[tuple[str, Failure]] = []  # each task a later one replaced, why it was not done
         self._pddl: tuple[int, PDDLInterpreter] | None = None
         self._last_action: str | None = None
         self._sees = False
@@ -187,8 +186,7 @@ class ServiceAgent:
         self.steps = []
         self.replans = 0
         self.failures = []
-        self.abandoned = []
-        self._replaced = {}
+        self.replaced = []
         self._last_action = None
         self._pddl = None
 
@@ -553,8 +551,9 @@ class ServiceAgent:
         complaint (e.g. it is still walking), else the `Failure` that explains it best."""
         task = self.task
         if task is None or (text is not None and task.text != text):  # not the current task: why?
-            if text in self._replaced:
-                return self._replaced[text]
+            replaced = [f for t, f in self.replaced if t == text]
+            if replaced:
+                return replaced[-1]
             heard = [f for f in self.failures if f.stage == "classify" and (text or "")[:120] in f.detail]
             if heard:
                 return heard[-1]
@@ -574,8 +573,7 @@ class ServiceAgent:
 
     def _abandon(self, task: _TaskState | None, by: str) -> None:
         """The utterance `by`, taken for a new task, replaces `task`: remember why `task` is not done (its own
-        failure, or "task replaced" while it was under way) and list it as abandoned unless memory believed it
-        done."""
+        failure, or "task replaced" while it was under way)."""
         if task is None or task.text == by:
             return
         failure = self.failure_reason(task.text)
@@ -583,14 +581,12 @@ class ServiceAgent:
             failure = Failure("task replaced", f"replaced at step {len(self.steps)} by {by[:120]!r}, taken for a "
                               f"new task{f' ({len(task.plan)} planned action(s) left)' if task.plan else ''}",
                               "classify", len(self.steps))
-        self._replaced[task.text] = failure
-        if failure.reason != "goal believed done":
-            self.abandoned.append({"task": task.text, **failure.to_json()})
+        self.replaced.append((task.text, failure))
 
     def summary(self) -> dict:
-        """Totals over the episode so far, with every abandoned task's failure reason (and the current
-        task's, when it has one) and the count of faults by reason."""
-        open_tasks = list(self.abandoned)
+        """Totals over the episode so far, with the failure reason of every task replaced before memory
+        believed it done (and the current task's, when it has one) and the count of faults by reason."""
+        open_tasks = [{"task": text, **f.to_json()} for text, f in self.replaced if f.reason != "goal believed done"]
         current = self.failure_reason() if self.task is not None else None
         if current is not None and current.reason != "goal believed done":
             open_tasks.append({"task": self.task.text, **current.to_json()})
