@@ -162,6 +162,8 @@ def _bench(args: argparse.Namespace) -> int:
                                                         if "skipped" in results[script.stem] else "ok")
         print(f"bench [{number}/{len(scripts)}] {script.stem}: {outcome} in {results[script.stem]['bench_wall_s']} s",
               file=sys.stderr, flush=True)
+    if args.record:
+        _record(results, scripts, args)
     text = json.dumps(results, indent=2)
     if args.out:
         from servicerobot.files import write_atomic
@@ -169,6 +171,27 @@ def _bench(args: argparse.Namespace) -> int:
         write_atomic(args.out, text + "\n")
     print(text)
     return 1 if failed else 0
+
+
+def _record(results: dict, scripts: list[Path], args: argparse.Namespace) -> None:
+    """Write each script's figures as a record in args.record (what `python -m servicerobot.docs_bench` reads);
+    failed and skipped scripts leave their old record alone."""
+    from servicerobot.docs_bench import bench_record, machine
+    from servicerobot.files import write_atomic
+
+    folder = Path(args.record)
+    folder.mkdir(parents=True, exist_ok=True)
+    where = machine()
+    for script in scripts:
+        figures = {k: v for k, v in results[script.stem].items() if k != "bench_wall_s"}
+        if "error" in figures or "skipped" in figures:
+            continue
+        path = folder / f"{script.stem}.json"
+        previous = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        command = f"python benchmarks/{script.name}" + (" --quick" if args.quick else "")
+        record = bench_record(script.stem, command, figures, where, previous)
+        write_atomic(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+        print(f"bench: recorded {script.stem} in {path}", file=sys.stderr)
 
 
 def _equiv(args: argparse.Namespace) -> int:
@@ -251,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--quick", action="store_true",
                        help="pass --quick to every script (a smoke run, under a minute each)")
     bench.add_argument("--out", help="also write the collected JSON here")
+    bench.add_argument("--record", metavar="DIR", help="also write each script's figures as a record with its "
+                       "command, machine and date into DIR (benchmarks/figures: the docs' benchmarks page)")
     bench.add_argument("--timeout", type=float, default=None,
                        help="seconds per script before it is killed with its children (default 300 with --quick, "
                             "else none)")

@@ -1,7 +1,8 @@
-"""Run every Python snippet of the README, in order, as a reader would paste it.
+"""Run every Python snippet of the README and of the docs pages (docs/*.md), in order, as a reader would paste it.
 
-Each snippet runs in a fresh namespace that holds the imports of the snippets before it (the README's
-snippets build on the quick start's `import gymnasium as gym, servicerobot`). A snippet is skipped, with
+Each snippet runs in a fresh namespace that holds the imports of the snippets before it in the same file (the
+README's snippets build on the quick start's `import gymnasium as gym, servicerobot`). A docs snippet whose code
+is the same as one already run (the README's) is not run twice. A snippet is skipped, with
 the reason printed, when the line before its fence is `<!-- snippet: skip (reason) -->` (for optional
 back ends such as habitat-sim or a local LLM server), when a module it imports is not installed, or when
 it raises `DependencyNotInstalled`.
@@ -19,7 +20,9 @@ import pytest
 
 from servicerobot.errors import DependencyNotInstalled
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
 _FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 _SKIP = re.compile(r"<!--\s*snippet:\s*skip\s*(?:\((?P<reason>[^)]*)\))?\s*-->\s*$")
 
@@ -58,10 +61,41 @@ def missing_modules(code: str) -> list[str]:
 
 
 SNIPPETS = snippets(README.read_text(encoding="utf-8"))
+PAGES = {page.name: snippets(page.read_text(encoding="utf-8")) for page in DOCS}
+_RUN_IN_README = {s.code for s in SNIPPETS}
+DOC_CASES = [(name, i) for name, found in PAGES.items() for i, s in enumerate(found) if s.code not in _RUN_IN_README]
+
+
+def _run(name: str, found: list[Snippet], index: int) -> None:
+    """Run snippet `index` of a file's snippets after the imports of those before it; skip as the module says."""
+    snippet = found[index]
+    where = f"{name}:{snippet.line}"
+    if snippet.skip:
+        pytest.skip(f"{where}: {snippet.skip}")
+    missing = missing_modules(snippet.code)
+    if missing:
+        pytest.skip(f"{where}: needs {', '.join(missing)}, which is not installed")
+    namespace: dict = {"__name__": "__readme__"}
+    for earlier in found[:index]:
+        if not earlier.skip and not missing_modules(earlier.code):
+            exec(compile(ast.Module(_imports(earlier.code), []), name, "exec"), namespace)  # noqa: S102
+    try:
+        exec(compile(snippet.code, where, "exec"), namespace)  # noqa: S102
+    except DependencyNotInstalled as error:  # an optional back end reached through gym.make or a planner
+        pytest.skip(f"{where}: {error}")
+    finally:
+        env = namespace.get("env")
+        if env is not None and hasattr(env, "close"):
+            env.close()
 
 
 def test_the_readme_has_python_snippets():
     assert len(SNIPPETS) >= 3
+
+
+def test_the_docs_pages_have_python_snippets_of_their_own():
+    assert len(DOC_CASES) >= 5
+    assert {"agent.md", "pybullet.md", "tamp.md"} <= set(PAGES)
 
 
 def test_snippet_parser_reads_skip_markers():
@@ -74,20 +108,9 @@ def test_snippet_parser_reads_skip_markers():
 
 @pytest.mark.parametrize("index", range(len(SNIPPETS)), ids=[f"README.md:{s.line}" for s in SNIPPETS])
 def test_readme_snippet_runs(index, capsys):
-    snippet = SNIPPETS[index]
-    if snippet.skip:
-        pytest.skip(f"README.md:{snippet.line}: {snippet.skip}")
-    missing = missing_modules(snippet.code)
-    if missing:
-        pytest.skip(f"README.md:{snippet.line}: needs {', '.join(missing)}, which is not installed")
-    namespace: dict = {"__name__": "__readme__"}
-    for earlier in SNIPPETS[:index]:
-        if not earlier.skip and not missing_modules(earlier.code):
-            exec(compile(ast.Module(_imports(earlier.code), []), "README.md", "exec"), namespace)  # noqa: S102
-    try:
-        exec(compile(snippet.code, f"README.md:{snippet.line}", "exec"), namespace)  # noqa: S102
-    except DependencyNotInstalled as error:  # an optional back end reached through gym.make or a planner
-        pytest.skip(f"README.md:{snippet.line}: {error}")
-    env = namespace.get("env")
-    if env is not None and hasattr(env, "close"):
-        env.close()
+    _run("README.md", SNIPPETS, index)
+
+
+@pytest.mark.parametrize(("name", "index"), DOC_CASES, ids=[f"docs/{n}:{PAGES[n][i].line}" for n, i in DOC_CASES])
+def test_docs_snippet_runs(name, index, capsys):
+    _run(f"docs/{name}", PAGES[name], index)

@@ -1,0 +1,183 @@
+"""Write the docs site's benchmarks page from files: `python -m servicerobot.docs_bench`.
+
+Two sources, both in a source checkout:
+
+- `benchmarks/figures/*.json`, one record per measurement: `title`, `command`, `machine`, `date`, `source`
+  (how the figures got there), and `figures` (name -> value, as the script printed them) and/or `table`
+  (`columns`, `rows`). `servicerobot bench --record benchmarks/figures` writes such records from a run.
+- `results/<name>/results.jsonl`, written by `servicerobot run`, each with an `about.json` beside it
+  (`command`, `machine`, `date`): one table per results file, tasks done per variant counted from the records.
+
+`--check` exits 1 when the page on disk differs from what the files give (the tests use it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+__all__ = ["bench_record", "load_figures", "machine", "main", "render_page", "results_table"]
+
+ROOT = Path(__file__).resolve().parent.parent
+_REQUIRED = ("title", "command", "machine", "date", "source")
+
+
+def machine() -> str:
+    """This machine in words for a figure record: cores, CPU model, architecture, Python, load average."""
+    import os
+    import platform
+
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = f", load average {os.getloadavg()[0]:.1f} at the start" if hasattr(os, "getloadavg") else ""
+    return (f"{os.cpu_count()}-core {platform.machine()}{f' ({model})' if model else ''}, "
+            f"Python {platform.python_version()}{load}")
+
+
+def bench_record(script: str, command: str, figures: dict, where: str, previous: dict | None = None) -> dict:
+    """A figure record of one benchmark run, keeping the title and order of the record it replaces."""
+    from datetime import datetime, timezone
+
+    previous = previous or {}
+    return {"order": previous.get("order", 100), "title": previous.get("title", f"benchmarks/{script}.py"),
+            "command": command, "machine": where,
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "source": "measured: servicerobot bench --record", "figures": figures}
+
+
+def _cell(value: object) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def load_figures(folder: Path) -> list[dict]:
+    """The figure records of `folder`, sorted by title; a record missing a required key raises ValueError
+    naming the file and the key."""
+    records = []
+    for path in sorted(folder.glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        missing = [k for k in _REQUIRED if not record.get(k)]
+        if missing or not (record.get("figures") or record.get("table")):
+            raise ValueError(f"{path}: a figure record needs {', '.join(missing) or 'figures or a table'}")
+        records.append({**record, "file": path.name})
+    return sorted(records, key=lambda r: (r.get("order", 100), r["title"]))
+
+
+def _figures_markdown(record: dict) -> list[str]:
+    lines = [f"### {record['title']}", "",
+             f"- command: `{record['command']}`",
+             f"- machine: {record['machine']}",
+             f"- date: {record['date']}",
+             f"- source: {record['source']} (`benchmarks/figures/{record['file']}`)", ""]
+    if record.get("note"):
+        lines += [record["note"], ""]
+    if record.get("table"):
+        table = record["table"]
+        lines += ["| " + " | ".join(_cell(c) for c in table["columns"]) + " |",
+                  "|" + "---|" * len(table["columns"])]
+        lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in table["rows"]]
+        lines.append("")
+    if record.get("figures"):
+        lines += ["| figure | value |", "|---|---|"]
+        lines += [f"| `{name}` | {_cell(value)} |" for name, value in record["figures"].items()]
+        lines.append("")
+    return lines
+
+
+def results_table(path: Path) -> list[list[str]]:
+    """Rows (variant, episodes, tasks done, goals correct, tokens / episode, wall s / episode (median)) counted
+    from the records of one results file; errored episodes are counted as episodes with no task done."""
+    by_variant: dict[str, list[dict]] = defaultdict(list)
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                record = json.loads(line)
+                by_variant[record["variant"]].append(record)
+    rows = []
+    for variant, records in by_variant.items():
+        tasks = [t for r in records for t in r.get("tasks", [])]
+        scored = [t for t in tasks if isinstance(t.get("goal"), dict)]
+        tokens = [r["agent"]["tokens"] for r in records if isinstance(r.get("agent"), dict) and "tokens" in r["agent"]]
+        walls = [r["timing"]["wall_s"] for r in records if "wall_s" in r.get("timing", {})]
+        rows.append([f"`{variant}`", str(len(records)),
+                     f"{sum(bool(t.get('completed')) for t in tasks)}/{len(tasks)}",
+                     f"{sum(bool(t['goal'].get('correct')) for t in scored)}/{len(scored)}" if scored else "—",
+                     f"{round(statistics.mean(tokens)):,}" if tokens else "—",
+                     f"{statistics.median(walls):.0f}" if walls else "—"])
+    return rows
+
+
+def _results_markdown(folder: Path, root: Path) -> list[str]:
+    about_path = folder / "about.json"
+    if not about_path.is_file():
+        raise ValueError(f"{about_path}: missing (command, machine, date of {folder / 'results.jsonl'})")
+    about = json.loads(about_path.read_text(encoding="utf-8"))
+    rel = (folder / "results.jsonl").relative_to(root)
+    lines = [f"### `{rel}`", "", f"- command: `{about['command']}`", f"- machine: {about['machine']}",
+             f"- date: {about['date']}", ""]
+    if about.get("note"):
+        lines += [about["note"], ""]
+    lines += ["| variant | episodes | tasks done | goals correct | tokens / episode (mean) | wall s / episode (median) |",
+              "|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(row) + " |" for row in results_table(folder / "results.jsonl")]
+    return lines + [""]
+
+
+def render_page(root: Path = ROOT) -> str:
+    """The benchmarks page's Markdown, from `root`'s figure records and results files."""
+    lines = ["# Benchmarks", "",
+             ("<!-- written by `python -m servicerobot.docs_bench`: edit benchmarks/figures/*.json or results/, "
+             "not this file -->"), "",
+             ("Every figure below comes from a file: a record in `benchmarks/figures/` (the command that measured "
+             "it, the machine, the date, and where the figures came from) or an experiment's results file. "
+             "Regenerate this page with `python -m servicerobot.docs_bench`; record a new measurement with "
+             "`servicerobot bench --only SCRIPT --record benchmarks/figures` (add `--quick` for a smoke run). "
+             "Times depend on the machine and its load: compare figures taken on the same machine and day."), "",
+             "## Measurements", ""]
+    for record in load_figures(root / "benchmarks" / "figures"):
+        lines += _figures_markdown(record)
+    lines += ["## Experiment results files", "",
+              "Counted from each file's records (`servicerobot report FILE` gives the full tables and plots).", ""]
+    for results in sorted((root / "results").glob("*/results.jsonl")):
+        lines += _results_markdown(results.parent, root)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write (or with --check, compare) docs/benchmarks.md."""
+    parser = argparse.ArgumentParser(prog="python -m servicerobot.docs_bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--root", default=str(ROOT), help="the source checkout (default: this one)")
+    parser.add_argument("--out", default=None, help="the page (default ROOT/docs/benchmarks.md)")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page is not what the files give")
+    args = parser.parse_args(argv)
+    root = Path(args.root)
+    out = Path(args.out) if args.out else root / "docs" / "benchmarks.md"
+    try:
+        text = render_page(root)
+    except (ValueError, KeyError, OSError) as error:
+        print(f"docs_bench: {error}", file=sys.stderr)
+        return 2
+    if args.check:
+        current = out.read_text(encoding="utf-8") if out.is_file() else ""
+        if current != text:
+            print(f"docs_bench: {out} is out of date: run python -m servicerobot.docs_bench", file=sys.stderr)
+            return 1
+        return 0
+    out.write_text(text, encoding="utf-8")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
