@@ -23,6 +23,7 @@ import numpy as np
 
 from servicerobot.errors import SceneError
 from servicerobot.files import write_atomic
+from servicerobot.limits import excerpt, open_bounded, read_text_bounded
 from servicerobot.pddl import Atom
 from servicerobot.scenes.gibson_classes import (
     CLASS_TO_TYPE,
@@ -76,9 +77,9 @@ def _v3(value: Any, what: str) -> Vec3:
     try:
         out = tuple(float(x) for x in np.asarray(value, dtype=float).reshape(-1))
     except (TypeError, ValueError) as error:
-        raise SceneError(f"{what} must be three numbers, got {value!r}") from error
+        raise SceneError(f"{what} must be three numbers, got {excerpt(value)}") from error
     if len(out) != 3 or not all(math.isfinite(x) for x in out):
-        raise SceneError(f"{what} must be three finite numbers, got {value!r}")
+        raise SceneError(f"{what} must be three finite numbers, got {excerpt(value)}")
     return out  # type: ignore[return-value]
 
 
@@ -433,51 +434,114 @@ class _DataUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"refused to load {module}.{name}: a 3DSG file holds only plain data")
 
 
-def _check_plain(value: Any, where: str, depth: int = 0) -> None:
-    if depth > 12:
-        raise SceneError(f"{where}: nested too deeply for a scene graph")
-    if value is None or isinstance(value, (str, bytes, bool, int, float, np.generic)):
-        return
-    if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            for x in value.reshape(-1):
-                _check_plain(x, where, depth + 1)
-        return
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _check_plain(k, where, depth + 1)
-            _check_plain(v, where, depth + 1)
-        return
-    if isinstance(value, (list, tuple)):
-        for x in value:
-            _check_plain(x, where, depth + 1)
-        return
-    raise SceneError(f"{where}: holds a {type(value).__name__}, not plain scene-graph data")
+# What a 3DSG file may hold. Stanford's files are ~2 MB zipped with an `output` of tens of MB at most; the caps
+# sit far above that and far below what would exhaust a machine (a zip bomb, a pickle of shared references).
+MAX_NPZ_BYTES = 256 << 20  # the .npz file itself
+MAX_OUTPUT_BYTES = 256 << 20  # its `output.npy` entry, inflated
+MAX_JSON_BYTES = 64 << 20  # a Context Matters scene .json
+MAX_PLAIN_WEIGHT = 50_000_000  # nodes + string characters of `output` as a tree (shared objects counted per use)
+_MAX_DEPTH = 12
+_MAX_NPZ_ENTRIES = 64
+
+
+def _check_plain(value: Any, where: str) -> None:
+    """Refuse `value` unless it is plain data (None, str, bytes, bool, numbers, numpy arrays, dicts, lists,
+    tuples) nested at most 12 deep whose expansion as a tree stays under `MAX_PLAIN_WEIGHT`.
+
+    A pickle can share one object many times (a list holding the same list 50 times, 7 levels deep, is a
+    1 kB file that expands to 50**7 nodes); each object is visited once and its expanded weight memoised."""
+    weights: dict[int, int] = {}
+    keep = []  # the ids memoised must stay distinct: hold their objects until the walk ends
+
+    def weigh(x: Any, depth: int) -> int:
+        if depth > _MAX_DEPTH:
+            raise SceneError(f"{where}: nested too deeply for a scene graph (more than {_MAX_DEPTH} levels)")
+        if x is None or isinstance(x, (bool, int, float, np.generic)):
+            return 1
+        if isinstance(x, (str, bytes)):
+            return 1 + len(x)
+        known = weights.get(id(x))
+        if known is not None:
+            return known
+        if isinstance(x, np.ndarray):
+            children = x.reshape(-1) if x.dtype == object else ()
+        elif isinstance(x, dict):
+            children = [y for kv in x.items() for y in kv]
+        elif isinstance(x, (list, tuple)):
+            children = x
+        else:
+            raise SceneError(f"{where}: holds a {type(x).__name__}, not plain scene-graph data")
+        total = 1
+        for child in children:
+            total += weigh(child, depth + 1)
+            if total > MAX_PLAIN_WEIGHT:
+                raise SceneError(f"{where}: 'output' expands to more than {MAX_PLAIN_WEIGHT:,} values and characters "
+                                 "(objects shared over and over); a scene graph is far smaller")
+        weights[id(x)] = total
+        keep.append(x)
+        return total
+
+    weigh(value, 0)
 
 
 def _read_npz_output(path: Path) -> dict:
     try:
-        with zipfile.ZipFile(path) as archive:
-            names = archive.namelist()
-            if "output.npy" not in names:
-                raise SceneError(f"{path}: not a 3DSG .npz: it has no 'output' array (arrays: "
-                                 f"{[n.removesuffix('.npy') for n in names]})")
-            raw = archive.read("output.npy")
-    except (zipfile.BadZipFile, EOFError, OSError) as error:
-        raise SceneError(f"{path}: not a readable .npz archive ({error})") from error
+        with open_bounded(path, MAX_NPZ_BYTES, "3DSG .npz file", SceneError) as fh:
+            _check_entry_count(fh, path)
+            with zipfile.ZipFile(fh) as archive:
+                raw = _inflate_output(archive, path)
+    except SceneError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, RuntimeError,
+            ValueError) as error:
+        raise SceneError(f"{path}: not a readable .npz archive ({excerpt(str(error))})") from error
+    return _unpickle_output(raw, path)
+
+
+def _check_entry_count(fh, path: Path) -> None:
+    """Refuse an archive listing more than `_MAX_NPZ_ENTRIES` members before `ZipFile` builds an object
+    per member (millions fit in a small file); read from the end-of-central-directory record."""
+    end_record = getattr(zipfile, "_EndRecData", None)  # private, but in every CPython since 2.6
+    if end_record is None:
+        return
+    record = end_record(fh)
+    fh.seek(0)
+    if record and record[zipfile._ECD_ENTRIES_TOTAL] > _MAX_NPZ_ENTRIES:
+        raise SceneError(f"{path}: the archive lists {record[zipfile._ECD_ENTRIES_TOTAL]:,} members; a 3DSG .npz "
+                         f"has one ('output'), and at most {_MAX_NPZ_ENTRIES} are read")
+
+
+def _inflate_output(archive: zipfile.ZipFile, path: Path) -> bytes:
+    names = archive.namelist()
+    if "output.npy" not in names:
+        shown = [excerpt(n.removesuffix(".npy"), 40) for n in names[:10]]
+        raise SceneError(f"{path}: not a 3DSG .npz: it has no 'output' array (arrays: {', '.join(shown)}"
+                         f"{f' and {len(names) - 10:,} more' if len(names) > 10 else ''})")
+    info = archive.getinfo("output.npy")
+    if info.file_size > MAX_OUTPUT_BYTES:
+        raise SceneError(f"{path}: 'output' inflates to {info.file_size:,} bytes, over the limit of "
+                         f"{MAX_OUTPUT_BYTES:,}; a 3DSG scene graph is far smaller")
+    with archive.open(info) as member:  # the header may understate the size: never inflate past the cap
+        raw = member.read(MAX_OUTPUT_BYTES + 1)
+    if len(raw) > MAX_OUTPUT_BYTES:
+        raise SceneError(f"{path}: 'output' inflates past the limit of {MAX_OUTPUT_BYTES:,} bytes")
+    return raw
+
+
+def _unpickle_output(raw: bytes, path: Path) -> dict:
     stream = io.BytesIO(raw)
     try:
         version = np.lib.format.read_magic(stream)
         shape, _, dtype = (np.lib.format.read_array_header_1_0(stream) if version == (1, 0)
                            else np.lib.format.read_array_header_2_0(stream))
     except ValueError as error:
-        raise SceneError(f"{path}: 'output' is not a valid .npy array ({error})") from error
+        raise SceneError(f"{path}: 'output' is not a valid .npy array ({excerpt(str(error))})") from error
     if dtype != object or shape != ():
-        raise SceneError(f"{path}: 'output' must be a pickled dict (0-d object array), got {dtype} {shape}")
+        raise SceneError(f"{path}: 'output' must be a pickled dict (0-d object array), got {dtype} {excerpt(shape)}")
     try:
         value = _DataUnpickler(stream, encoding="latin1").load()  # latin1: numpy arrays pickled by Python 2
     except Exception as error:  # a truncated or hostile pickle fails in many ways
-        raise SceneError(f"{path}: cannot read 'output' ({type(error).__name__}: {error})") from error
+        raise SceneError(f"{path}: cannot read 'output' ({type(error).__name__}: {excerpt(str(error))})") from error
     if isinstance(value, np.ndarray):
         value = value.item() if value.shape == () else value
     _check_plain(value, str(path))
@@ -486,9 +550,15 @@ def _read_npz_output(path: Path) -> dict:
     return value
 
 
+def _keys(record: dict) -> str:
+    """A record's keys for an error message: the first ten, each cut short."""
+    shown = sorted(excerpt(str(k), 40) for k in list(record)[:10])
+    return f"[{', '.join(shown)}{f' and {len(record) - 10:,} more' if len(record) > 10 else ''}]"
+
+
 def _field(record: dict, key: str, where: str) -> Any:
     if key not in record:
-        raise SceneError(f"{where} lacks {key!r} (has {sorted(map(str, record))})")
+        raise SceneError(f"{where} lacks {key!r} (has {_keys(record)})")
     return record[key]
 
 
@@ -496,9 +566,9 @@ def _int(value: Any, where: str) -> int:
     try:
         out = int(value)
     except (TypeError, ValueError) as error:
-        raise SceneError(f"{where} must be an integer id, got {value!r}") from error
+        raise SceneError(f"{where} must be an integer id, got {excerpt(value)}") from error
     if out != value and not isinstance(value, str):
-        raise SceneError(f"{where} must be an integer id, got {value!r}")
+        raise SceneError(f"{where} must be an integer id, got {excerpt(value)}")
     return out
 
 
@@ -509,7 +579,7 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
         return (value,) if value else ()
     if isinstance(value, (list, tuple, np.ndarray)):
         return tuple(str(x) for x in np.asarray(value, dtype=object).reshape(-1) if x is not None and str(x))
-    raise SceneError(f"{where} must be a list of strings, got {value!r}")
+    raise SceneError(f"{where} must be a list of strings, got {excerpt(value)}")
 
 
 def _geometry(record: dict, where: str) -> tuple[Vec3, Vec3] | None:
@@ -519,7 +589,7 @@ def _geometry(record: dict, where: str) -> tuple[Vec3, Vec3] | None:
     if bbox is not None and len(bbox):
         box = np.asarray(bbox, dtype=float).reshape(-1)
         if box.size != 6:
-            raise SceneError(f"{where} bbox must be [xmin, ymin, zmin, xmax, ymax, zmax], got {bbox!r}")
+            raise SceneError(f"{where} bbox must be [xmin, ymin, zmin, xmax, ymax, zmax], got {excerpt(bbox)}")
         return _v3((box[:3] + box[3:]) / 2, f"{where} bbox"), _v3(np.abs(box[3:] - box[:3]), f"{where} bbox")
     if record.get("location") is not None:
         return _v3(record["location"], f"{where} location"), (0.0, 0.0, 0.0)
@@ -533,7 +603,7 @@ def _from_records(name: str, rooms: dict, objects: dict, where: str, room_key: s
         raise SceneError(f"{where}: 'room(s)' and 'object(s)' must be dicts keyed by id")
     missing_geometry = False
     for key, rec in rooms.items():
-        w = f"{where}: room {key}"
+        w = f"{where}: room {excerpt(key, 40) if isinstance(key, str) else excerpt(key)}"
         if not isinstance(rec, dict):
             raise SceneError(f"{w} must be a dict, got {type(rec).__name__}")
         rid = _int(rec.get("id", key), f"{w} id")
@@ -545,7 +615,7 @@ def _from_records(name: str, rooms: dict, objects: dict, where: str, room_key: s
         sg.rooms[rid] = Room3D(rid, category, str(rec.get("label") or ""), loc, size,
                                float(area) if area is not None and np.isfinite(float(area)) else 0.0)
     for key, rec in objects.items():
-        w = f"{where}: object {key}"
+        w = f"{where}: object {excerpt(key, 40) if isinstance(key, str) else excerpt(key)}"
         if not isinstance(rec, dict):
             raise SceneError(f"{w} must be a dict, got {type(rec).__name__}")
         oid = _int(rec.get("id", key), f"{w} id")
@@ -595,35 +665,45 @@ def _fill_geometry(sg: SceneGraph3D) -> SceneGraph3D:
 def load_3dsg(path: str | Path) -> SceneGraph3D:
     """Load a Stanford 3DSG `.npz` or a Context Matters scene `.json`; a bad file raises `SceneError`."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise SceneError(f"{path}: no such scene-graph file")
     stem = path.stem.removeprefix("3DSceneGraph_")
     if path.suffix == ".npz":
         data = _read_npz_output(path)
         for key in ("room", "object"):
             if key not in data:
-                raise SceneError(f"{path}: 'output' lacks the {key!r} dict (keys: {sorted(map(str, data))})")
+                raise SceneError(f"{path}: 'output' lacks the {key!r} dict (keys: {_keys(data)})")
         building = data.get("building") if isinstance(data.get("building"), dict) else {}
         return _from_records(str(building.get("name") or stem), data["room"], data["object"], str(path),
                              "scene_category", "class_")
     if path.suffix == ".json":
+        text = read_text_bounded(path, MAX_JSON_BYTES, "Context Matters scene .json", SceneError)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise SceneError(f"{path}: not valid JSON ({error})") from error
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise SceneError(f"{path}: not valid JSON ({excerpt(str(error))})") from error
+        except RecursionError:
+            raise SceneError(f"{path}: nested too deeply for a scene graph") from None
         if not isinstance(data, dict) or "rooms" not in data or "objects" not in data:
-            keys = sorted(data) if isinstance(data, dict) else type(data).__name__
+            keys = _keys(data) if isinstance(data, dict) else type(data).__name__
             raise SceneError(f"{path}: not a Context Matters scene (needs 'rooms' and 'objects'; has {keys})")
         info = data.get("scene_info") if isinstance(data.get("scene_info"), dict) else {}
         sg = _from_records(str(info.get("name") or stem), data["rooms"], data["objects"], str(path),
                            "category", "class")
         for rid, rec in data["rooms"].items():
             listed = rec.get("objects_in_room") if isinstance(rec, dict) else None
-            if listed is not None and sorted(int(i) for i in listed) != [o.id for o in sg.objects_in(int(rid))]:
-                raise SceneError(f"{path}: room {rid} lists objects_in_room {sorted(listed)} but the objects "
+            if listed is not None and _ids(listed, f"{path}: room {excerpt(rid, 40)} objects_in_room") != [
+                    o.id for o in sg.objects_in(int(rid))]:
+                raise SceneError(f"{path}: room {rid} lists objects_in_room {excerpt(listed)} but the objects "
                                  f"naming it as parent are {[o.id for o in sg.objects_in(int(rid))]}")
         return sg
-    raise SceneError(f"{path}: unknown scene-graph format {path.suffix!r}; use a 3DSG .npz or a CM .json")
+    raise SceneError(f"{path}: unknown scene-graph format {excerpt(path.suffix)}; use a 3DSG .npz or a CM .json")
+
+
+def _ids(listed: Any, where: str) -> list[int]:
+    if not isinstance(listed, list):
+        raise SceneError(f"{where} must be a list of object ids, got {excerpt(listed)}")
+    return sorted(_int(i, where) for i in listed)
 
 
 def _bbox(location: Vec3, size: Vec3) -> list[float]:

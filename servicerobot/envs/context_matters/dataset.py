@@ -12,12 +12,14 @@ A missing or corrupt file raises `SceneError` naming the file and what is wrong 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 from servicerobot.envs.context_matters.tasks import CMInstance
 from servicerobot.errors import SceneError
 from servicerobot.files import write_atomic
+from servicerobot.limits import excerpt, read_text_bounded
 
 __all__ = ["ACCEPTABLE_FILE", "read_split", "split_names", "write_split"]
 
@@ -84,16 +86,32 @@ def split_names(root: str | Path) -> list[str]:
     return sorted(p.stem for p in root.glob("*.json") if (root / p.stem).is_dir())
 
 
+# Size caps: a CM task is a sentence, an init_loc a room label; the caps are far above both.
+MAX_TEXT_BYTES = {"task.txt": 64 << 10, "init_loc.txt": 4 << 10, "description.txt": 256 << 10}
+MAX_SPLIT_BYTES = 64 << 20  # <split>.json
+MAX_ACCEPTABLE_BYTES = 16 << 20  # acceptable_goals.json
+_NAME = re.compile(r"(?!\.\.?$)[A-Za-z0-9_.-]{1,128}")  # a scene or problem: one path component
+
+
 def _read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8").strip()
+        text = read_text_bounded(path, MAX_TEXT_BYTES[path.name], path.name, SceneError).strip()
     except FileNotFoundError:
         raise SceneError(f"{path}: missing; every CM instance folder needs task.txt and init_loc.txt") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SceneError(f"{path}: cannot read it as text: {exc}") from exc
     if not text:
         raise SceneError(f"{path}: the file is empty")
     return text
+
+
+def _read_json(path: Path, cap: int, what: str):
+    """A JSON file read within `cap` bytes; a bad one raises `SceneError` quoting a short excerpt."""
+    text = read_text_bounded(path, cap, what, SceneError)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SceneError(f"{path}: not a readable JSON {what}: {excerpt(str(exc))}") from None
+    except RecursionError:
+        raise SceneError(f"{path}: the {what} is nested too deeply") from None
 
 
 def read_split(root: str | Path, split: str) -> list[CMInstance]:
@@ -107,23 +125,28 @@ def read_split(root: str | Path, split: str) -> list[CMInstance]:
     root = Path(root)
     path = root / f"{split}.json"
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = _read_json(path, MAX_SPLIT_BYTES, "split file")
     except FileNotFoundError:
         known = split_names(root) if root.is_dir() else []
         raise SceneError(f"{path}: no such split file; splits in {root}: {known or 'none'}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SceneError(f"{path}: not a readable JSON split file: {exc}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("problems"), dict):
         raise SceneError(f"{path}: a CM split file is an object with a 'problems' mapping")
     out = []
+    for name in doc["problems"]:  # before sorting by their numbers
+        if not _NAME.fullmatch(name):
+            raise SceneError(f"{path} problems.{excerpt(name, 40)}: not a problem name (letters, digits, '_', '-' "
+                             "and '.', at most 128 characters)")
     for name, entry in sorted(doc["problems"].items(), key=lambda kv: _problem_number(kv[0])):
         where = f"{path} problems.{name}"
         if not isinstance(entry, dict) or not isinstance(entry.get("graph"), list) or not entry["graph"]:
             raise SceneError(f"{where}: needs a non-empty 'graph' list of scene names")
         expected = entry.get("relaxation_expected")
         if not isinstance(expected, bool):
-            raise SceneError(f"{where}: 'relaxation_expected' must be true or false, got {expected!r}")
+            raise SceneError(f"{where}: 'relaxation_expected' must be true or false, got {excerpt(expected)}")
         for scene in entry["graph"]:
+            if not isinstance(scene, str) or not _NAME.fullmatch(scene):
+                raise SceneError(f"{where}: 'graph' lists {excerpt(scene)}, not a scene name (letters, digits, "
+                                 "'_', '-' and '.', at most 128 characters)")
             out.append(_read_instance(root / split / str(scene) / name, split, name, str(scene), expected,
                                       str(entry.get("description", "")), load_3dsg))
     return out
@@ -134,7 +157,7 @@ def _read_instance(folder: Path, split: str, problem: str, scene: str, expected:
     if not folder.is_dir():
         raise SceneError(f"{folder}: instance folder missing (the split file lists scene {scene} for {problem})")
     candidates = [folder / f"{scene}.json", folder / f"{scene}.npz"]
-    scene_path = next((p for p in candidates if p.is_file()), None)
+    scene_path = next((p for p in candidates if os.path.lexists(p)), None)  # load_3dsg refuses a non-file
     if scene_path is None:
         raise SceneError(f"{folder}: no scene graph; expected {candidates[0].name} or {candidates[1].name}")
     try:
@@ -148,18 +171,18 @@ def _read_instance(folder: Path, split: str, problem: str, scene: str, expected:
     init_loc = _read_text(folder / "init_loc.txt")
     labels = {r.label for r in sg.rooms.values()}
     if init_loc not in labels:
-        raise SceneError(f"{folder / 'init_loc.txt'}: {init_loc!r} is not a room of {scene_path.name}; rooms are "
-                         f"{sorted(labels)}")
+        raise SceneError(f"{folder / 'init_loc.txt'}: {excerpt(init_loc)} is not a room of {scene_path.name}; "
+                         f"rooms are {excerpt(sorted(labels))}")
     desc_path = folder / "description.txt"
-    if desc_path.is_file():
+    if os.path.lexists(desc_path):
         description = _read_text(desc_path)
     acceptable, variant = None, ""
     acc_path = folder / ACCEPTABLE_FILE
-    if acc_path.is_file():
+    if os.path.lexists(acc_path):
+        data = _read_json(acc_path, MAX_ACCEPTABLE_BYTES, "list of acceptable goals")
         try:
-            data = json.loads(acc_path.read_text(encoding="utf-8"))
             acceptable = tuple(tuple(str(x) for x in goal) for goal in data["acceptable_goals"])
             variant = str(data.get("variant", ""))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise SceneError(f"{acc_path}: not a list of acceptable goals ({exc})") from exc
+        except (AttributeError, KeyError, TypeError) as exc:
+            raise SceneError(f"{acc_path}: not a list of acceptable goals ({excerpt(str(exc))})") from exc
     return CMInstance(split, problem, sg, task, init_loc, description, expected, acceptable, variant)

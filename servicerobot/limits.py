@@ -1,0 +1,91 @@
+"""Bounds on what servicerobot reads and quotes: files are read only when regular and small enough, and an
+error message quotes a short excerpt of the input at fault, never the whole of it."""
+
+from __future__ import annotations
+
+import os
+import reprlib
+import stat
+from pathlib import Path
+from typing import IO, Any
+
+from servicerobot.errors import ServiceRobotError
+
+__all__ = ["EXCERPT_CHARS", "excerpt", "open_bounded", "read_bounded", "read_text_bounded"]
+
+EXCERPT_CHARS = 80  # what an error message quotes of a value it complains about
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = EXCERPT_CHARS
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict, _REPR.maxset = 3, 6, 6, 6, 6
+
+
+def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str:
+    """`value` quoted for an error message: a string's first `limit` characters with how many more follow,
+    anything else as a `reprlib` repr (bounded without walking the whole value)."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit]!r}... ({len(value) - limit:,} more characters)"
+    try:
+        text = _REPR.repr(value)
+    except Exception:  # noqa: BLE001 - a hostile __repr__ must not turn an error message into another error
+        text = f"<a {type(value).__name__}>"
+    return text if len(text) <= 2 * limit else text[:2 * limit - 3] + "..."
+
+
+def open_bounded(path: str | os.PathLike, cap: int, what: str, error: type[Exception] = ServiceRobotError) -> IO[bytes]:
+    """`path` opened for binary reading if it is a regular file (after symlinks) of at most `cap` bytes; else
+    `error` naming the file, `what` it should be and the limit. A FIFO or a device is refused without
+    blocking on it. A missing file raises FileNotFoundError (callers word that themselves)."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise error(f"{path}: cannot open the {what}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{path}: the {what} must be a regular file, not a {_kind(info.st_mode)}; point it at a file")
+        if info.st_size > cap:
+            raise error(f"{path}: the {what} is {info.st_size:,} bytes, over the limit of {cap:,}; "
+                        "is this the right file?")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bounded(path: str | os.PathLike, cap: int, what: str, error: type[Exception] = ServiceRobotError) -> bytes:
+    """The bytes of `path`, checked as `open_bounded` does, and never more than `cap` of them (a file that
+    grows while it is read raises `error` too)."""
+    with open_bounded(path, cap, what, error) as fh:
+        chunks, total = [], 0
+        while True:  # in chunks: read(cap) would allocate `cap` bytes for a small file
+            chunk = fh.read(min(1 << 20, cap + 1 - total))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > cap:
+                raise error(f"{Path(path)}: the {what} grew past the limit of {cap:,} bytes while being read")
+
+
+def read_text_bounded(path: str | os.PathLike, cap: int, what: str,
+                      error: type[Exception] = ServiceRobotError) -> str:
+    """`read_bounded` decoded as UTF-8; a file that is not UTF-8 raises `error` naming the byte offset."""
+    data = read_bounded(path, cap, what, error)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: the {what} is not UTF-8 text (byte {exc.start:,} is {data[exc.start]:#04x})") from None
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "folder"), (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+                       (stat.S_ISFIFO, "named pipe"), (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return name
+    return "special file"
