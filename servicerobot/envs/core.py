@@ -197,7 +197,8 @@ class ServiceRobotEnv(gym.Env):
         return self.world.render_frame(self.overlay(), self.width, self.height)
 
     def overlay(self) -> dict[str, Any]:
-        """The text a rendered frame shows: the task (or how the episode ended), utterances, counts."""
+        """The text a rendered frame shows: the task (or how the episode ended), utterances, counts of tasks
+        completed, failed and in all, and what `set_overlay` added (plan, belief, waiting, banner)."""
         if self._task is not None:
             task = self._task.text
         elif self._failed:  # never "all tasks done" when one failed
@@ -205,7 +206,7 @@ class ServiceRobotEnv(gym.Env):
         else:
             task = "(all tasks done)"
         return {"task": task, "utterances": self._last_utterances, "tasks_completed": self._completed,
-                "tasks_total": self.world.n_tasks, **self._overlay}
+                "tasks_failed": self._failed, "tasks_total": self.world.n_tasks, **self._overlay}
 
     @property
     def active_task(self):

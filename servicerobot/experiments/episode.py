@@ -295,7 +295,7 @@ def _play(spec: EpisodeSpec, env, score_goals: bool) -> dict:
             if goals is not None and current.goal is None:
                 current.goal = goals.score(None, current.true_goal)
             tasks.append(current.to_json(bool(info["task_completed"]), agent.replans,
-                                         None if info["task_completed"] else _why_failed(agent, current.text)))
+                                         None if info["task_completed"] else why_failed(agent, current.text)))
             if info["oracle"]["goal"] is not None and not (terminated or truncated):
                 current = _new_task(len(tasks), info, agent)
                 current.events.update(e["category"] for e in events if e["category"] == "setup")
@@ -308,7 +308,7 @@ def _play(spec: EpisodeSpec, env, score_goals: bool) -> dict:
     return {"tasks": tasks, "kg": kg.to_json() if kg is not None else None, "agent": summary}
 
 
-def _why_failed(agent, text: str) -> dict:
+def why_failed(agent, text: str) -> dict:
     """The agent's reason for a failed task; running out of steps when it has none to give."""
     from servicerobot.failures import Failure
 

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from servicerobot.errors import SceneError
+from servicerobot.errors import DependencyNotInstalled, SceneError
 from servicerobot.pddl import Atom
 from servicerobot.scenes.household import ROBOT, Entity, HouseholdScene, Room
 from servicerobot.scenes.source import SceneSource
@@ -58,7 +58,13 @@ _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", 
              "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
              "eighteenth", "nineteenth", "twentieth")
 _SPLIT_MIN_POINTS = 60  # a reachable grid this large (>= 3.75 m^2) is split into two regions
-_MISSING = 'install the AI2-THOR extra: pip install "servicerobot[ai2thor]" (or pip install --no-deps alfworld)'
+_MISSING = ('install its data without its heavy dependencies: pip install --no-deps "alfworld>=0.4.2" (the '
+            'extra pip install -e ".[ai2thor]" also pulls textworld[pddl], which builds Fast Downward from source)')
+
+
+class AlfworldMissing(SceneError, DependencyNotInstalled):
+    """alfworld, whose data files hold the iTHOR FloorPlans, is not installed (a scene error and a missing
+    optional dependency, so code that skips on either skips on it)."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,8 @@ class ThorScene(HouseholdScene):
 def _alfworld_root() -> Path:
     spec = importlib.util.find_spec("alfworld")
     if spec is None or not spec.submodule_search_locations:
-        raise SceneError(f"iTHOR FloorPlans are read from the alfworld package, which is not installed; {_MISSING}")
+        raise AlfworldMissing(f"iTHOR FloorPlans are read from the alfworld package, which is not installed; "
+                              f"{_MISSING}")
     return Path(next(iter(spec.submodule_search_locations)))
 
 

@@ -66,6 +66,8 @@ _PANEL: RGB = (30, 34, 42)
 _TEXT: RGB = (235, 235, 235)
 _DIM_TEXT: RGB = (160, 168, 180)
 _ACCENT: RGB = (255, 200, 80)
+_FAILED: RGB = (255, 120, 110)
+_BANNER: RGB = (170, 30, 30)
 _DIRTY: RGB = (110, 66, 25)
 _BROKEN: RGB = (225, 20, 20)
 _WATER: RGB = (30, 120, 235)
@@ -413,7 +415,9 @@ class HouseholdRenderer:
         Args:
             state: the true world state (every item is drawn; ones in closed containers faded).
             overlay: optional text: "task", "utterances" ([{"speaker", "text"}]), "tasks_completed",
-                "tasks_total", "last_action", "plan" (list of str), "belief". Missing keys are skipped.
+                "tasks_failed", "tasks_total", "last_action", "waiting" (why the robot waits), "plan" (list of
+                str), "belief", "banner" (drawn across the top of the map, e.g. "task failed: ..."). Missing
+                keys are skipped.
 
         Returns:
             A (height, width, 3) uint8 RGB array (a fresh array each call).
@@ -425,7 +429,21 @@ class HouseholdRenderer:
             self._map_atoms = atoms
         frame[: self.map_h] = self._map
         frame[self.map_h:] = self._render_panel(overlay or {})
+        banner = _as_text((overlay or {}).get("banner"))
+        if banner:
+            self._draw_banner(frame, banner)
         return frame
+
+    def _draw_banner(self, frame: np.ndarray, text: str) -> None:
+        """A red strip across the top of the map with `text` in it (wrapped to two lines at most)."""
+        font, lh, pad = self._panel_font, self._panel_lh, 5
+        lines = _wrap(text, font, self.width - 2 * pad, 2)
+        h = min(self.map_h, len(lines) * lh + 2 * pad)
+        img = Image.new("RGB", (self.width, h), _BANNER)
+        d = ImageDraw.Draw(img)
+        for i, line in enumerate(lines):
+            d.text((pad, pad + i * lh), line, fill=(255, 255, 255), font=font)
+        frame[:h] = np.asarray(img, dtype=np.uint8)
 
     def _render_map(self, state: HouseholdState) -> np.ndarray:
         ents = self.scene.entities
@@ -565,6 +583,8 @@ class HouseholdRenderer:
             lines.append((segs + [(text, _TEXT)], "utterance"))
         if overlay.get("last_action") not in (None, ""):
             lines.append(([("Action: ", _DIM_TEXT), (_as_text(overlay["last_action"]), _TEXT)], "action"))
+        if overlay.get("waiting") not in (None, ""):
+            lines.append(([("Waiting: ", _ACCENT), (_as_text(overlay["waiting"]), _TEXT)], "waiting"))
         plan = overlay.get("plan")
         if plan:
             steps = [plan] if isinstance(plan, str) else [_as_text(p) for p in plan]
@@ -577,8 +597,12 @@ class HouseholdRenderer:
     def _render_panel(self, overlay: dict) -> np.ndarray:
         lines = self._panel_lines(overlay)
         done, total = overlay.get("tasks_completed"), overlay.get("tasks_total")
-        counter = "" if done is None and total is None else \
-            f"tasks {'?' if done is None else done}/{'?' if total is None else total}"
+        failed = overlay.get("tasks_failed")
+        if failed is not None and done is not None and total is not None:
+            counter = f"done {done}  failed {failed}  open {max(0, total - done - failed)}"
+        else:
+            counter = "" if done is None and total is None else \
+                f"tasks {'?' if done is None else done}/{'?' if total is None else total}"
         key = (tuple((tuple(segs), role) for segs, role in lines), counter)
         if key == self._panel_key and self._panel is not None:
             return self._panel
@@ -587,7 +611,8 @@ class HouseholdRenderer:
         panel = self._panel_base.copy()
         counter_w = int(_text_width(font, counter)) + 12 if counter else 0
         if counter:
-            self._blit_row(panel, self.width - pad - counter_w + 12, pad, ((counter, _ACCENT),), counter_w)
+            colour = _FAILED if failed else _ACCENT
+            self._blit_row(panel, self.width - pad - counter_w + 12, pad, ((counter, colour),), counter_w)
 
         # The task may take two lines when the others leave room; the rest take one each.
         task_lines = 2 if len(lines) + 1 <= capacity else 1

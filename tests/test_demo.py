@@ -1,0 +1,59 @@
+"""`servicerobot demo` says why each task failed: in summary.json, in its progress lines, and on the frames."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+
+import servicerobot
+from servicerobot.experiments.demo import run_demo, waiting_line
+from servicerobot.failures import REASONS
+
+
+def test_static_demo_summary_gives_each_task_its_outcome_and_reason(tmp_path, capsys):
+    rows = run_demo(tmp_path, episodes=1, tasks=3, size="small", seed=0, variant="static", video=False,
+                    interpreter="rules")
+    (row,) = json.loads((tmp_path / "summary.json").read_text())
+    assert row == rows[0]
+    tasks = row["tasks"]
+    assert len(tasks) == row["tasks_total"] == 3
+    assert sum(t["outcome"] == "completed" for t in tasks) == row["tasks_completed"]
+    assert sum(t["outcome"] == "failed" for t in tasks) == row["tasks_failed"]
+    failed = [t for t in tasks if t["outcome"] == "failed"]
+    assert failed, "the static agent is expected to fail a task of this episode"
+    for task in failed:
+        assert task["reason"] in REASONS and task["task"]
+    err = capsys.readouterr().err  # not a terminal: plain lines, no progress bar
+    for number, task in enumerate(tasks, 1):
+        if task["outcome"] == "failed":
+            assert f"episode 0 task {number}/3: failed ({task['reason']})" in err
+    assert "\r" not in err
+
+
+def test_waiting_line_says_why_the_robot_waits():
+    env = gym.make("ServiceRobot-v0", size="small", n_tasks=1)
+    agent = servicerobot.ServiceAgent.from_env(env, variant="static")
+    obs, _ = env.reset(seed=0)
+    assert waiting_line(agent, "(wait)").startswith("no task")
+    action = agent.act(obs)
+    assert waiting_line(agent, "(move robot a b)") == ""
+    if action.strip() == "(wait)":
+        assert waiting_line(agent, action) != ""
+    env.close()
+
+
+def test_frames_show_the_failure_banner_and_count_failed_and_open_tasks():
+    env = gym.make("ServiceRobot-v0", size="small", n_tasks=2, render_mode="rgb_array")
+    env.reset(seed=0)
+    plain = env.render()
+    env.unwrapped.set_overlay(banner="task failed: goal believed done (Put the mug away.)")
+    banner = env.render()
+    top = banner[:12].reshape(-1, 3).mean(axis=0)
+    assert top[0] > 120 and top[1] < 80 and top[2] < 80, "a red strip across the top of the map"
+    assert np.array_equal(plain[60:], banner[60:]), "the banner covers only the top of the map"
+    assert env.unwrapped.overlay()["tasks_failed"] == 0
+    env.unwrapped.set_overlay(banner="")
+    assert np.array_equal(env.render(), plain)
+    env.close()
