@@ -278,13 +278,41 @@ class ProblemInfo:
     _allowed_cache: dict[tuple, frozenset[str]] = field(default_factory=dict)
     _possible: dict[Atom, bool] = field(default_factory=dict)
     _exactly: list[tuple[int, str | None]] | None = None
+    _init_index: dict[tuple[str, int | None, str | None], list[Atom]] = field(default_factory=dict)
+    _group_keys: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         positions = self.info.positions
+        index = self._init_index
         for a in self.init:
+            index.setdefault((a.predicate, None, None), []).append(a)
+            for pos, arg in enumerate(a.args):
+                index.setdefault((a.predicate, pos, arg), []).append(a)
             for gi, pos in positions.get(a.predicate, ()):
                 k = (gi, None if pos is None else a.args[pos])
                 self._counts[k] = self._counts.get(k, 0) + 1
+
+    def init_with(self, predicate: str, pos: int | None, key: str | None) -> list[Atom]:
+        """The initial atoms of `predicate` with `key` at position `pos` (all of them for None)."""
+        return self._init_index.get((predicate, pos, key), [])
+
+    def group_keys(self, gi: int) -> tuple[str, ...]:
+        """Every object that can be the key of a true atom of keyed group `gi` (sorted)."""
+        hit = self._group_keys.get(gi)
+        if hit is None:
+            keys: set[str] = set()
+            for pred, pos in self.info.groups[gi].members:
+                if pos is None:
+                    continue
+                keys.update(a.args[pos] for a in self.init if a.predicate == pred)
+                for flt in self.info.filters.get(pred, ()):
+                    keys.update(self._allowed(*flt.positions[pos]))
+            hit = self._group_keys[gi] = tuple(sorted(keys))
+        return hit
+
+    def allowed(self, flt: _Filter, pos: int) -> frozenset[str]:
+        """The objects an action behind `flt` can put at position `pos` of the atom it adds."""
+        return self._allowed(*flt.positions[pos])
 
     def of_type(self, typ: str | None) -> tuple[str, ...]:
         """The objects (constants included) of type `typ` (all objects for None)."""
@@ -345,9 +373,8 @@ class ProblemInfo:
             return hit
         found: dict[Atom, None] = {}
         for pred, pos in self.info.groups[gi].members:
-            for a in self.init:
-                if a.predicate == pred and (pos is None or a.args[pos] == key):
-                    found[a] = None
+            for a in self.init_with(pred, pos, key):
+                found[a] = None
             for flt in self.info.filters.get(pred, ()):
                 choices = []
                 for i, (t, typ, u) in enumerate(flt.positions):

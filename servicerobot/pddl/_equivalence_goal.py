@@ -8,9 +8,12 @@ invariants do not already imply. An unsatisfiable goal is the empty tuple.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from collections.abc import Container, Iterator
+from dataclasses import dataclass, field
 
 from servicerobot.pddl._equivalence_analysis import ProblemInfo
+from servicerobot.pddl._equivalence_budget import GoalTooComplexError, spend
 from servicerobot.pddl.atoms import Atom
 from servicerobot.pddl.model import And, AtomF, Equals, Exists, Forall, Formula, Imply, Not, Or, Truth
 
@@ -33,21 +36,19 @@ MAX_SEMANTIC_ATOMS = 10
 _MAX_CONSENSUS = 64
 
 
-class GoalTooComplexError(ValueError):
-    """The goal's disjunctive normal form has more than `MAX_TERMS` terms."""
-
-
 @dataclass(frozen=True)
 class Term:
     """One canonical conjunction: atoms that must hold, atoms that must not, and all implied-false atoms."""
 
     pos: frozenset[Atom]
     neg: frozenset[Atom]
-    implied_neg: frozenset[Atom]
+    implied_neg: Container[Atom] = field(default=frozenset(), compare=False, hash=False, repr=False)
+    """Every atom false in all states of the term (`neg` and what the invariants imply); a function of
+    `pos` and `neg`, so it takes no part in equality. Tested by `in`: it is not enumerable."""
 
     def implies(self, other: Term) -> bool:
         """True if every state satisfying self satisfies `other` (by literal inclusion)."""
-        return other.pos <= self.pos and other.neg <= self.implied_neg
+        return other.pos <= self.pos and all(x in self.implied_neg for x in other.neg)
 
 
 _T = "T"
@@ -132,8 +133,287 @@ def _dnf(node) -> list[tuple[frozenset, frozenset]]:
     return terms
 
 
+class _FreeKeys:
+    """The keys of one group that no atom of the term occupies: a list with O(1) removal."""
+
+    __slots__ = ("items", "where")
+
+    def __init__(self, keys: Iterator[str]) -> None:
+        self.items = list(keys)
+        self.where = {k: i for i, k in enumerate(self.items)}
+
+    def discard(self, key: str | None) -> None:
+        i = self.where.pop(key, None)
+        if i is None:
+            return
+        last = self.items.pop()
+        if i < len(self.items):
+            self.items[i] = last
+            self.where[last] = i
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.where
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+class _Closure:
+    """The invariant closure of one conjunction, computed incrementally.
+
+    Each at-most-one (group, key) that an atom of the term has is *occupied*; an atom is excluded when
+    it is negated, impossible, on an occupied key of another atom, or (blocksworld) would close a
+    tower cycle. Each exactly-one key that no term atom occupies keeps two non-excluded *witnesses*;
+    when a witness is excluded the key is scanned again, and a key left with one candidate forces it
+    into the term, with none makes the term unsatisfiable. Candidates are enumerated through the
+    unoccupied keys of a guard position, so a full-state goal over n objects closes in O(n) steps.
+    """
+
+    def __init__(self, pi: ProblemInfo, neg: frozenset[Atom]) -> None:
+        self.pi = pi
+        self.neg = neg
+        self.p: set[Atom] = set()
+        self.occ: dict[tuple[int, str | None], Atom] = {}
+        self.free: dict[int, _FreeKeys] = {}
+        self.witness: dict[tuple[int, str | None], list[Atom]] = {}
+        self.watch: dict[Atom, list[tuple[int, str | None]]] = {}
+        self.by_key: dict[tuple[int, str | None], list[Atom]] = {}
+        self.pending: list[tuple[int, str | None]] = []
+        self.blocks = pi.info.blocksworld
+        self.top_of: dict[str, str] = {}  # bottom of a chain of `on` atoms -> its top
+        self.bottom_of: dict[str, str] = {}  # top -> bottom
+        self.exact_chains = True
+
+    # -- exclusion -------------------------------------------------------------------------------
+    def excluded(self, c: Atom) -> bool:
+        """True if no state of the term (as closed so far) contains `c`; `c` must not be in the term."""
+        if c in self.neg or not self.pi.can_be_true(c):
+            return True
+        occ = self.occ
+        for m in self.pi.memberships(c):
+            if m in occ:
+                return True
+        return self.blocks and c.predicate == "on" and self.top_of.get(c.args[0]) == c.args[1]
+
+    # -- adding atoms ----------------------------------------------------------------------------
+    def add(self, a: Atom) -> bool:
+        """Put `a` in the term; False if that makes it unsatisfiable."""
+        if a in self.p:
+            return True
+        if a in self.neg or not self.pi.can_be_true(a):
+            return False
+        self.p.add(a)
+        pi = self.pi
+        for m in pi.memberships(a):
+            if not pi.at_most_one(*m):
+                continue
+            if m in self.occ:
+                return False  # two term atoms on one at-most-one key
+            self.occ[m] = a
+            free = self.free.get(m[0])
+            if free is not None:
+                free.discard(m[1])
+            for c in self.by_key.pop(m, ()):
+                if c != a:
+                    self._lose(c)
+        if self.blocks and a.predicate == "on":
+            return self._link(a)
+        return True
+
+    def _link(self, a: Atom) -> bool:
+        x, y = a.args  # x on y: x is the bottom of its chain, y the top of its own
+        pi = self.pi
+        keyed = [(m, pos) for m, (_, pos) in zip(pi.memberships(a), pi.info.positions["on"]) if pos is not None]
+        if {pos for _, pos in keyed} != {0, 1} or not all(pi.at_most_one(*m) for m, _ in keyed):
+            self.exact_chains = False  # chains need not be paths: the caller falls back to the scan
+            return False
+        if x == y:
+            return False
+        bottom = self.bottom_of.pop(y, y)
+        top = self.top_of.pop(x, x)
+        if bottom == x or top == y:
+            return False  # a cycle
+        self.top_of.pop(bottom, None)
+        self.bottom_of.pop(top, None)
+        self.top_of[bottom] = top
+        self.bottom_of[top] = bottom
+        closing = Atom("on", (bottom, top))
+        if closing in self.watch:
+            self._lose(closing)
+        return True
+
+    def _lose(self, c: Atom) -> None:
+        for k in self.watch.pop(c, ()):
+            w = self.witness.get(k)
+            if w is not None and c in w:
+                w.remove(c)
+                self.pending.append(k)
+
+    # -- candidates ------------------------------------------------------------------------------
+    def _free(self, gi: int) -> _FreeKeys:
+        hit = self.free.get(gi)
+        if hit is None:
+            occ = self.occ
+            hit = self.free[gi] = _FreeKeys(k for k in self.pi.group_keys(gi) if (gi, k) not in occ)
+        return hit
+
+    def candidates(self, key: tuple[int, str | None]) -> Iterator[Atom]:
+        """Atoms of exactly-one `key` (unoccupied) that may be non-excluded; some may repeat or be excluded."""
+        pi = self.pi
+        gi, k = key
+        info = pi.info
+        for pred, kp in info.groups[gi].members:
+            yield from pi.init_with(pred, kp, k)
+            guards = [(g, pos) for g, pos in info.positions.get(pred, ()) if pos is not None and pos != kp]
+            for flt in info.filters.get(pred, ()):
+                n = len(flt.positions)
+                if kp is not None and k not in pi.allowed(flt, kp):
+                    continue
+                sets: list = [(k,) if i == kp else pi.allowed(flt, i) for i in range(n)]
+                best = None
+                for g, pos in guards:
+                    free = self._free(g)
+                    if len(free) < len(sets[pos]) and (best is None or len(free) < len(best[0])):
+                        best = (free, pos)
+                if best is not None:
+                    free, pos = best
+                    allowed = sets[pos]
+                    sets[pos] = (o for o in free.items if o in allowed)
+                if n == 1:
+                    for o in sets[0]:
+                        spend(1, "closing a goal under the invariants")
+                        yield Atom(pred, (o,))
+                elif n == 2 and kp is not None:
+                    other = sets[1 - kp]
+                    for o in other:
+                        spend(1, "closing a goal under the invariants")
+                        yield Atom(pred, (k, o) if kp == 0 else (o, k))
+                else:
+                    for args in itertools.product(*sets):
+                        spend(1, "closing a goal under the invariants")
+                        yield Atom(pred, args)
+
+    def alive(self, key: tuple[int, str | None], most: int | None, known: list[Atom] = ()) -> list[Atom]:
+        """Up to `most` distinct non-excluded candidates of `key` (all for None), `known` ones first."""
+        found = [c for c in known if not self.excluded(c)]
+        seen = set(found)
+        if most is not None and len(found) >= most:
+            return found
+        for c in self.candidates(key):
+            if c in seen or self.excluded(c):
+                continue
+            seen.add(c)
+            found.append(c)
+            if most is not None and len(found) >= most:
+                break
+        return found
+
+    # -- the fixpoint ----------------------------------------------------------------------------
+    def close(self, pos: frozenset[Atom]) -> bool:
+        """Add `pos` and everything the exactly-one keys force; False if unsatisfiable."""
+        for a in pos:
+            if not self.add(a):
+                return False
+        self.pending = list(reversed(self.pi.exactly_one_keys()))
+        spend(len(self.pending), "closing a goal under the invariants")
+        while self.pending:
+            k = self.pending.pop()
+            if k in self.occ:
+                continue
+            left = self.alive(k, 2, self.witness.get(k, []))
+            if not left:
+                return False
+            if len(left) == 1:
+                self.witness.pop(k, None)
+                if not self.add(left[0]):
+                    return False
+                continue
+            self.witness[k] = left
+            for c in left:
+                self.watch.setdefault(c, []).append(k)
+                for m in self.pi.memberships(c):
+                    self.by_key.setdefault(m, []).append(c)
+        return True
+
+
+class _Implied:
+    """Membership in the atoms a closed term makes false (its negated atoms included), without listing them."""
+
+    __slots__ = ("_chains", "closure")
+
+    def __init__(self, closure: _Closure) -> None:
+        self.closure = closure
+        self._chains: dict[str, tuple[str, int]] | None = None
+
+    def implied(self, c: Atom) -> bool:
+        """True if the invariants (not the negated literals) make `c` false."""
+        cl = self.closure
+        if c in cl.p:
+            return False
+        occ = cl.occ
+        if cl.pi.can_be_true(c) and any(m in occ and occ[m] != c for m in cl.pi.memberships(c)):
+            return True
+        if cl.blocks and c.predicate == "on":
+            chains = self._chain_positions()
+            z, x = c.args
+            return z in chains and x in chains and chains[z][0] == chains[x][0] and chains[z][1] < chains[x][1]
+        return False
+
+    def _chain_positions(self) -> dict[str, tuple[str, int]]:
+        """Each block in a chain of term `on` atoms -> (the chain's bottom, its height in the chain)."""
+        if self._chains is None:
+            above = {a.args[1]: a.args[0] for a in self.closure.p if a.predicate == "on"}
+            below = set(above.values())
+            chains: dict[str, tuple[str, int]] = {}
+            for bottom in above:
+                if bottom in below:
+                    continue
+                z, depth = bottom, 0
+                while z is not None and z not in chains:
+                    chains[z] = (bottom, depth)
+                    z, depth = above.get(z), depth + 1
+            self._chains = chains
+        return self._chains
+
+    def __contains__(self, c: object) -> bool:
+        return isinstance(c, Atom) and (c in self.closure.neg or self.implied(c))
+
+
 def close_term(pos: frozenset[Atom], neg: frozenset[Atom], pi: ProblemInfo) -> Term | None:
     """The invariant closure of a conjunction of literals; None if it is unsatisfiable."""
+    closure = _Closure(pi, neg)
+    closed = closure.close(pos)
+    if not closure.exact_chains:  # towers in an init that breaks the invariants: the general scan
+        return _close_term_scan(pos, neg, pi)
+    if not closed:
+        return None
+    implied = _Implied(closure)
+    return Term(frozenset(closure.p), frozenset(a for a in neg if not implied.implied(a)), implied)
+
+
+def consistent(pos: frozenset[Atom], neg: frozenset[Atom], pi: ProblemInfo) -> bool:
+    """True if some invariant-consistent state satisfies the literals (search over exactly-one groups)."""
+    closure = _Closure(pi, neg)
+    closed = closure.close(pos)
+    if not closure.exact_chains:
+        return _consistent_scan(pos, neg, pi)
+    if not closed:
+        return False
+    for k in pi.exactly_one_keys():
+        if k in closure.occ:
+            continue
+        spend(1, "searching for a state consistent with a goal")
+        left = closure.alive(k, None)
+        return any(consistent(frozenset(closure.p | {c}), neg, pi) for c in left)
+    return True
+
+
+def _close_term_scan(pos: frozenset[Atom], neg: frozenset[Atom], pi: ProblemInfo) -> Term | None:
+    """The closure by rescanning every exactly-one key until nothing changes (O(n^2) per pass).
+
+    The reference the incremental `_Closure` must agree with, and its fallback when an `on` atom of
+    a blocksworld goal has a key that the initial state holds twice (then chains need not be paths).
+    """
     p = set(pos)
     implied: set[Atom] = set()
     seen: set[Atom] = set()
@@ -150,6 +430,7 @@ def close_term(pos: frozenset[Atom], neg: frozenset[Atom], pi: ProblemInfo) -> T
             for gi, key in pi.memberships(a):
                 if pi.at_most_one(gi, key):
                     for c in pi.candidates(gi, key):
+                        spend(1, "closing a goal under the invariants")
                         if c != a:
                             if c in p:
                                 return None
@@ -160,6 +441,7 @@ def close_term(pos: frozenset[Atom], neg: frozenset[Atom], pi: ProblemInfo) -> T
             left = None
             n = 0
             for c in pi.candidates(gi, key):
+                spend(1, "closing a goal under the invariants")
                 if c not in neg and c not in implied:
                     n += 1
                     left = c
@@ -176,16 +458,15 @@ def close_term(pos: frozenset[Atom], neg: frozenset[Atom], pi: ProblemInfo) -> T
     return Term(frozenset(p), frozenset(neg) - implied, all_neg)
 
 
-def consistent(pos: frozenset[Atom], neg: frozenset[Atom], pi: ProblemInfo) -> bool:
-    """True if some invariant-consistent state satisfies the literals (search over exactly-one groups)."""
-    t = close_term(pos, neg, pi)
+def _consistent_scan(pos: frozenset[Atom], neg: frozenset[Atom], pi: ProblemInfo) -> bool:
+    t = _close_term_scan(pos, neg, pi)
     if t is None:
         return False
     for gi, key in pi.exactly_one_keys():
         left = [c for c in pi.candidates(gi, key) if c not in t.implied_neg]
         if any(c in t.pos for c in left):
             continue
-        return any(consistent(t.pos | {c}, neg, pi) for c in left)
+        return any(_consistent_scan(t.pos | {c}, neg, pi) for c in left)
     return True
 
 

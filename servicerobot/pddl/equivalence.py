@@ -45,10 +45,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-import networkx as nx
-from networkx.algorithms.isomorphism import DiGraphMatcher
-
 from servicerobot.pddl._equivalence_analysis import ProblemInfo, domain_info, problem_info
+from servicerobot.pddl._equivalence_budget import (
+    DEFAULT_CPU_SECONDS,
+    DEFAULT_WORK,
+    EquivalenceUnknownError,
+    budget,
+    spend,
+)
 from servicerobot.pddl._equivalence_goal import (
     MAX_SEMANTIC_ATOMS,
     MAX_TERMS,
@@ -59,6 +63,7 @@ from servicerobot.pddl._equivalence_goal import (
 from servicerobot.pddl._equivalence_goal import (
     consistent as is_consistent,
 )
+from servicerobot.pddl._equivalence_match import isomorphic, isomorphisms
 from servicerobot.pddl._formulas import FormulaReader, PDDLTypeError
 from servicerobot.pddl._reader import Reader
 from servicerobot.pddl.atoms import Atom
@@ -71,6 +76,7 @@ from servicerobot.pddl.writer import format_formula
 __all__ = [
     "MAX_SEMANTIC_MAPPINGS",
     "MAX_TERMS",
+    "EquivalenceUnknownError",
     "EvaluationResult",
     "GoalTooComplexError",
     "NormalProblem",
@@ -196,77 +202,20 @@ def _graph(n: NormalProblem, init: bool, goal: bool, static_goal: bool) -> _Grap
     return g
 
 
-def _refine(a: _Graph, b: _Graph, rounds: int = 4) -> tuple[list[int], list[int]] | None:
-    """Colour refinement (1-WL) run on both graphs with shared colour names; None if histograms differ."""
-    names: dict = {}
-    ca = [names.setdefault(x, len(names)) for x in a.labels]
-    cb = [names.setdefault(x, len(names)) for x in b.labels]
-    for _ in range(rounds):
-        if sorted(ca) != sorted(cb):
-            return None
-        distinct = len(set(ca))
-        sigs = []
-        for g, c in ((a, ca), (b, cb)):
-            sig: list[list] = [[] for _ in c]
-            for u, v, lab in g.edges:
-                sig[u].append((0, lab, c[v]))
-                sig[v].append((1, lab, c[u]))
-            sigs.append([(c[i], tuple(sorted(s))) for i, s in enumerate(sig)])
-        names = {}
-        ca = [names.setdefault(x, len(names)) for x in sigs[0]]
-        cb = [names.setdefault(x, len(names)) for x in sigs[1]]
-        if len(set(ca)) == distinct:
-            break
-    if sorted(ca) != sorted(cb):
-        return None
-    return ca, cb
-
-
 def _isomorphic(a: _Graph, b: _Graph) -> bool:
-    if len(a.labels) != len(b.labels) or len(a.edges) != len(b.edges):
-        return False
-    colours = _refine(a, b)
-    if colours is None:
-        return False
-    ca, cb = colours
-    if len(set(ca)) == len(ca):  # discrete colouring: the only candidate bijection
-        where = {c: i for i, c in enumerate(cb)}
-        m = [where[c] for c in ca]
-        return {(m[u], m[v], lab) for u, v, lab in a.edges} == set(b.edges)
-    ga, gb = nx.DiGraph(), nx.DiGraph()
-    for g, c, nxg in ((a, ca, ga), (b, cb, gb)):
-        nxg.add_nodes_from((i, {"l": x}) for i, x in enumerate(c))
-        nxg.add_edges_from((u, v, {"p": lab}) for u, v, lab in g.edges)
-    matcher = DiGraphMatcher(
-        ga, gb, node_match=lambda x, y: x["l"] == y["l"], edge_match=lambda x, y: x["p"] == y["p"]
-    )
-    return matcher.is_isomorphic()
+    return isomorphic(a.labels, a.edges, b.labels, b.edges)
 
 
 MAX_SEMANTIC_MAPPINGS = 1000
 """The most init isomorphisms the semantic check of a disjunctive goal tries."""
 
 
-def _init_mappings(a: NormalProblem, b: NormalProblem) -> Iterator[dict[str, str]] | None:
-    """The object bijections that map a's init onto b's init (None if there are none)."""
+def _init_mappings(a: NormalProblem, b: NormalProblem) -> Iterator[dict[str, str]]:
+    """The object bijections that map a's init onto b's init (none if there are none)."""
     ga, gb = _graph(a, True, False, False), _graph(b, True, False, False)
-    if len(ga.edges) != len(gb.edges):
-        return None
-    colours = _refine(ga, gb)
-    if colours is None:
-        return None
-    nxa, nxb = nx.DiGraph(), nx.DiGraph()
-    for g, c, nxg in ((ga, colours[0], nxa), (gb, colours[1], nxb)):
-        nxg.add_nodes_from((i, {"l": x}) for i, x in enumerate(c))
-        nxg.add_edges_from((u, v, {"p": lab}) for u, v, lab in g.edges)
-    matcher = DiGraphMatcher(
-        nxa, nxb, node_match=lambda x, y: x["l"] == y["l"], edge_match=lambda x, y: x["p"] == y["p"]
-    )
     names_a, names_b = list(a.info.objects), list(b.info.objects)
-    return (
-        {names_a[i]: names_b[j] for i, j in m.items() if i < len(names_a)}
-        for m in matcher.isomorphisms_iter()
-    )
+    for m in isomorphisms(ga.labels, ga.edges, gb.labels, gb.edges):
+        yield {names_a[i]: names_b[m[i]] for i in range(len(names_a))}
 
 
 def _satisfied(goal: tuple[Term, ...], true: frozenset[Atom]) -> bool:
@@ -280,8 +229,6 @@ def _semantic_equivalent(a: NormalProblem, b: NormalProblem) -> bool | None:
     atoms that the invariants allow. None when the atoms or mappings are too many to enumerate.
     """
     mappings = _init_mappings(a, b)
-    if mappings is None:
-        return False
     atoms_a = {x for t in a.goal for x in t.pos | t.neg}
     atoms_b = {x for t in b.goal for x in t.pos | t.neg}
     consistent: dict[tuple[frozenset[Atom], frozenset[Atom]], bool] = {}
@@ -303,6 +250,7 @@ def _semantic_equivalent(a: NormalProblem, b: NormalProblem) -> bool | None:
         every = frozenset(atoms)
         agree = True
         for bits in range(1 << len(atoms)):
+            spend(len(atoms), "enumerating the goals' assignments")
             true = frozenset(x for i, x in enumerate(atoms) if bits >> i & 1)
             if _satisfied(a.goal, true) == _satisfied(goal_b, true):
                 continue
@@ -391,14 +339,19 @@ def compare(
     domain: Domain | str,
     placeholder: bool = False,
     names: tuple[str, str] = ("a", "b"),
+    work: int = DEFAULT_WORK,
+    cpu_seconds: float | None = DEFAULT_CPU_SECONDS,
 ) -> Verdict:
     """Like `equivalent`, with the reason when not: counts that differ (decided in O(n), before the goals
     are normalised), an ill-typed goal (a verdict, not an error), different goals or initial states.
-    `names` label the problems in reasons and parse errors (the CLI passes the file names).
+    `names` label the problems in reasons and parse errors (the CLI passes the file names). `work`
+    (units: atoms and graph edges visited) and `cpu_seconds` (None: no limit) bound the check after
+    parsing; past either it raises `EquivalenceUnknownError` rather than run on.
 
     Raises:
         PDDLError: a problem does not parse or does not fit the domain (other than an ill-typed goal).
         GoalTooComplexError: a goal's DNF is too large.
+        EquivalenceUnknownError: the check ran out of its budget (a `GoalTooComplexError`; CLI exit 2).
     """
     dom = _as_domain(domain)
     _check_supported(dom)
@@ -413,9 +366,10 @@ def compare(
         return Verdict(False, reason)
     if pa.objects == pb.objects and pa.init == pb.init and pa.goal == pb.goal:
         return Verdict(True)  # the same problem (names and order aside): the identity renaming, in O(n)
-    a = a if isinstance(a, NormalProblem) else normalise(a, dom)
-    b = b if isinstance(b, NormalProblem) else normalise(b, dom)
-    return _decide(a, b, placeholder)
+    with budget(work, cpu_seconds):
+        a = a if isinstance(a, NormalProblem) else normalise(a, dom)
+        b = b if isinstance(b, NormalProblem) else normalise(b, dom)
+        return _decide(a, b, placeholder)
 
 
 def _decide(a: NormalProblem, b: NormalProblem, placeholder: bool) -> Verdict:
@@ -452,6 +406,8 @@ def equivalent(
     problem_b: Problem | str | NormalProblem,
     domain: Domain | str,
     placeholder: bool = False,
+    work: int = DEFAULT_WORK,
+    cpu_seconds: float | None = DEFAULT_CPU_SECONDS,
 ) -> bool:
     """True if the two problems are the same task up to a renaming of objects (`compare` says why not).
 
@@ -460,14 +416,17 @@ def equivalent(
         problem_b: the same for the other problem.
         domain: the domain, as PDDL text (parsed once and cached) or a `Domain`.
         placeholder: match init and goal with separate renamings (Planetarium's placeholder mode).
+        work: the work units the check may spend (see `compare`).
+        cpu_seconds: the CPU seconds it may spend after parsing (None: no limit).
 
     A goal that cannot be well-typed (an object of the wrong type in a predicate) gives False.
 
     Raises:
         PDDLError: a problem does not parse or does not fit the domain.
         GoalTooComplexError: a goal's DNF is too large.
+        EquivalenceUnknownError: the check ran out of its budget.
     """
-    return compare(problem_a, problem_b, domain, placeholder).equivalent
+    return compare(problem_a, problem_b, domain, placeholder, work=work, cpu_seconds=cpu_seconds).equivalent
 
 
 def evaluate(
