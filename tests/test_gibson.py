@@ -105,8 +105,6 @@ def test_hostile_pickle_is_refused(tmp_path):
     ("truncate", "not a readable .npz|cannot read 'output'"),
     ("foreign", "has no 'output' array"),
     ("no_rooms", "lacks the 'room' dict"),
-    ("bad_parent", "parent_room 99"),
-    ("missing_class", "lacks 'class_'"),
     ("text", "not a readable .npz"),
 ])
 def test_corrupt_npz_names_the_file_and_the_problem(tmp_path, damage, message):
@@ -122,12 +120,7 @@ def test_corrupt_npz_names_the_file_and_the_problem(tmp_path, damage, message):
     else:
         with zipfile.ZipFile(path) as z:
             output = pickle.loads(z.read("output.npy")[128:]).item()
-        if damage == "no_rooms":
-            del output["room"]
-        elif damage == "bad_parent":
-            next(iter(output["object"].values()))["parent_room"] = 99
-        else:
-            del next(iter(output["object"].values()))["class_"]
+        del output["room"]
         np.savez(path, output=np.array(output, dtype=object))
     with pytest.raises(SceneError, match=message) as info:
         load_3dsg(path)

@@ -86,6 +86,11 @@ class World(abc.ABC):
     def visible_mask(self) -> np.ndarray:
         """int8 mask over entities (length `max_entities`) of what is in view."""
 
+    def task_blocked(self) -> str:
+        """Why the active task cannot go on ("" while it can), e.g. a physical executor that keeps failing one
+        action; the env then ends the task as failed with this reason."""
+        return ""
+
     def render_frame(self, overlay: dict, width: int, height: int) -> np.ndarray:
         """An RGB frame of the world; worlds without a renderer raise NotImplementedError."""
         raise NotImplementedError(f"the {self.name} world has no renderer")

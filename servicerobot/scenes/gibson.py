@@ -85,7 +85,8 @@ def _v3(value: Any, what: str) -> Vec3:
 
 @dataclass(frozen=True)
 class Room3D:
-    """A room node: id, Gibson scene category, label `<category>_<id>`, box centre and size, floor area."""
+    """A room node: id, Gibson scene category, label `<category>_<id>`, box centre and size, floor area, and
+    the floor it is on (`floor_number`, e.g. "A"; "" when the file does not say)."""
 
     id: int
     category: str
@@ -93,6 +94,7 @@ class Room3D:
     location: Vec3 = (0.0, 0.0, 0.0)
     size: Vec3 = (0.0, 0.0, 0.0)
     floor_area: float = 0.0
+    floor: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "location", _v3(self.location, f"room {self.id} location"))
@@ -134,11 +136,13 @@ class Object3D:
 
 @dataclass
 class SceneGraph3D:
-    """A building: rooms and the objects in them (ids are per layer, as in the 3DSG files)."""
+    """A building: rooms and the objects in them (ids are per layer, as in the 3DSG files); `report` is the
+    loader's `servicerobot.scenes.real_3dsg.LoadReport` (None for generated graphs)."""
 
     name: str
     rooms: dict[int, Room3D] = field(default_factory=dict)
     objects: dict[int, Object3D] = field(default_factory=dict)
+    report: Any = field(default=None, repr=False, compare=False)
 
     def objects_in(self, room_id: int) -> list[Object3D]:
         """Objects whose parent is `room_id`, by id."""
@@ -175,7 +179,7 @@ class SceneGraph3D:
         return obj
 
     def copy(self) -> SceneGraph3D:
-        return SceneGraph3D(self.name, dict(self.rooms), dict(self.objects))
+        return SceneGraph3D(self.name, dict(self.rooms), dict(self.objects), self.report)
 
     def validate(self, where: str = "") -> SceneGraph3D:
         """Check references and labels; raise `SceneError` naming the first problem."""
@@ -218,7 +222,9 @@ def support_of(sg: SceneGraph3D, obj: Object3D, tolerance: float = 0.06) -> tupl
 
 
 def adjacent_rooms(sg: SceneGraph3D, gap: float = 0.3, overlap: float = 1.0) -> list[tuple[int, int]]:
-    """Pairs of rooms whose boxes touch (within `gap`) along a shared wall of at least `overlap` metres."""
+    """Pairs of rooms on one floor whose boxes touch (within `gap`) along a shared wall of at least `overlap`
+    metres. Rooms on different floors (`floor`, or height ranges that do not overlap) are never adjacent:
+    floors meet only by stairs (`servicerobot.scenes.real_3dsg.stair_links`)."""
     out = []
     rooms = sorted(sg.rooms.values(), key=lambda r: r.id)
     for i, a in enumerate(rooms):
@@ -227,6 +233,8 @@ def adjacent_rooms(sg: SceneGraph3D, gap: float = 0.3, overlap: float = 1.0) -> 
         for b in rooms[i + 1:]:
             blo = np.asarray(b.location) - np.asarray(b.size) / 2
             bhi = np.asarray(b.location) + np.asarray(b.size) / 2
+            if a.floor != b.floor or (a.size[2] and b.size[2] and min(ahi[2], bhi[2]) - max(alo[2], blo[2]) <= 0.5):
+                continue
             sep = np.maximum(blo - ahi, alo - bhi)[:2]  # > 0: apart along that axis
             shared = np.minimum(ahi, bhi)[:2] - np.maximum(alo, blo)[:2]
             for axis in (0, 1):
@@ -598,38 +606,11 @@ def _geometry(record: dict, where: str) -> tuple[Vec3, Vec3] | None:
 
 def _from_records(name: str, rooms: dict, objects: dict, where: str, room_key: str, class_key_: str
                   ) -> SceneGraph3D:
-    sg = SceneGraph3D(name)
-    if not isinstance(rooms, dict) or not isinstance(objects, dict):
-        raise SceneError(f"{where}: 'room(s)' and 'object(s)' must be dicts keyed by id")
-    missing_geometry = False
-    for key, rec in rooms.items():
-        w = f"{where}: room {excerpt(key, 40) if isinstance(key, str) else excerpt(key)}"
-        if not isinstance(rec, dict):
-            raise SceneError(f"{w} must be a dict, got {type(rec).__name__}")
-        rid = _int(rec.get("id", key), f"{w} id")
-        category = str(_field(rec, room_key, w))
-        geo = _geometry(rec, w)
-        missing_geometry |= geo is None or not all(geo[1])
-        loc, size = geo if geo else ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
-        area = rec.get("floor_area")
-        sg.rooms[rid] = Room3D(rid, category, str(rec.get("label") or ""), loc, size,
-                               float(area) if area is not None and np.isfinite(float(area)) else 0.0)
-    for key, rec in objects.items():
-        w = f"{where}: object {excerpt(key, 40) if isinstance(key, str) else excerpt(key)}"
-        if not isinstance(rec, dict):
-            raise SceneError(f"{w} must be a dict, got {type(rec).__name__}")
-        oid = _int(rec.get("id", key), f"{w} id")
-        class_ = str(_field(rec, class_key_, w))
-        parent = _int(_field(rec, "parent_room", w), f"{w} parent_room")
-        geo = _geometry(rec, w)
-        missing_geometry |= geo is None or not all(geo[1])
-        loc, size = geo if geo else ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
-        sg.objects[oid] = Object3D(oid, class_, str(rec.get("label") or ""), parent, loc, size,
-                                   _strings(rec.get("action_affordance"), f"{w} action_affordance"),
-                                   _strings(rec.get("material"), f"{w} material"),
-                                   str(rec.get("description") or ""))
-    sg.validate(where)
-    return _fill_geometry(sg) if missing_geometry else sg
+    """The graph of a file's room and object records, read as real files hold them (room-less and unlabelled
+    objects, floors, unknown classes): see `servicerobot.scenes.real_3dsg`; `sg.report` says what was done."""
+    from servicerobot.scenes.real_3dsg import graph_from_records
+
+    return graph_from_records(name, rooms, objects, where, room_key, class_key_)
 
 
 def _fill_geometry(sg: SceneGraph3D) -> SceneGraph3D:
@@ -690,10 +671,11 @@ def load_3dsg(path: str | Path) -> SceneGraph3D:
         info = data.get("scene_info") if isinstance(data.get("scene_info"), dict) else {}
         sg = _from_records(str(info.get("name") or stem), data["rooms"], data["objects"], str(path),
                            "category", "class")
+        placed = {p["object"] for p in sg.report.placed} if sg.report is not None else set()
         for rid, rec in data["rooms"].items():
             listed = rec.get("objects_in_room") if isinstance(rec, dict) else None
             if listed is not None and _ids(listed, f"{path}: room {excerpt(rid, 40)} objects_in_room") != [
-                    o.id for o in sg.objects_in(int(rid))]:
+                    o.id for o in sg.objects_in(int(rid)) if o.id not in placed]:
                 raise SceneError(f"{path}: room {rid} lists objects_in_room {excerpt(listed)} but the objects "
                                  f"naming it as parent are {[o.id for o in sg.objects_in(int(rid))]}")
         return sg
@@ -713,7 +695,8 @@ def _bbox(location: Vec3, size: Vec3) -> list[float]:
 
 def save_npz(sg: SceneGraph3D, path: str | Path) -> None:
     """Write `sg` as a Stanford-style 3DSG `.npz` (atomically)."""
-    rooms = {r.id: {"id": r.id, "scene_category": r.category, "floor_area": r.floor_area, "floor_number": "A",
+    rooms = {r.id: {"id": r.id, "scene_category": r.category, "floor_area": r.floor_area,
+                    **({"floor_number": r.floor} if r.floor else {}),
                     "location": np.asarray(r.location), "size": np.asarray(r.size),
                     "volume": float(np.prod(r.size)), "parent_building": 1, "label": r.label}
              for r in sg.rooms.values()}
@@ -768,10 +751,16 @@ def to_household_scene(sg: SceneGraph3D, rng: np.random.Generator, n_people: int
                        connectivity: str = "auto", init_room: str | None = None) -> GibsonScene:
     """The household scene of a 3DSG: rooms, mapped objects (3DSG labels as names), people and the robot.
 
-    connectivity: "adjacency" (rooms that share a wall), "full" (every pair, as Context Matters), or "auto"
-    (adjacency when it connects every room, else full). Items rest on/in the receptacle their box says
+    connectivity: "adjacency" (rooms that share a wall), "full" (every pair on a floor, as Context Matters), or
+    "auto" (adjacency when it connects every room, else full). Floors connect only by stairs
+    (`real_3dsg.stair_links`), whatever the connectivity. Items rest on/in the receptacle their box says
     (`support_of`), else on the nearest fitting receptacle of their room (of the house if the room has none).
+    State words in a class name become facts (`dirty_shirt` is dirty), and rubbish (`cola_can`) is marked
+    `discardable` (`servicerobot.scenes.open_vocab.type_class`).
     """
+    from servicerobot.scenes.open_vocab import type_class
+    from servicerobot.scenes.real_3dsg import stair_links
+
     if connectivity not in ("auto", "adjacency", "full"):
         raise SceneError(f"connectivity must be 'auto', 'adjacency' or 'full', got {connectivity!r}")
     if not 1 <= n_people <= len(PEOPLE_NAMES):
@@ -799,6 +788,7 @@ def to_household_scene(sg: SceneGraph3D, rng: np.random.Generator, n_people: int
     bedrooms = [r.id for r in ordered if class_key(r.category) in ("bedroom", "childs_room")]
     owner_of = {rid: people[k] for k, rid in enumerate(bedrooms[:len(people)])}
     rooms, entities = [], {}
+    floors = {r.floor for r in ordered}
     for i, r in enumerate(ordered):
         name = room_name[r.id] = unique(r.label)
         node_of[name] = ("room", r.id)
@@ -810,13 +800,14 @@ def to_household_scene(sg: SceneGraph3D, rng: np.random.Generator, n_people: int
             label = kind if per_category[r.category] == 1 else f"{kind} {seen[kind]}"
         x, y = r.location[0] - r.size[0] / 2, r.location[1] - r.size[1] / 2
         rooms.append(Room(name, kind, label, (round(x, 3), round(y, 3), r.size[0], r.size[1]), (i, 0)))
-        entities[name] = Entity(name, "room", label)
+        entities[name] = Entity(name, "room", label, {"floor": r.floor} if len(floors) > 1 else {})
     label_of = {room.name: room.label for room in rooms}
 
-    # Doors.
-    pairs = adjacent_rooms(sg)
+    # Doors within a floor, stairs between floors.
+    stairs = [(link["a"], link["b"]) for link in stair_links(sg)]
+    pairs = adjacent_rooms(sg) + stairs
     if connectivity == "full" or (connectivity == "auto" and not _connected(list(sg.rooms), pairs)):
-        pairs = [(a.id, b.id) for i, a in enumerate(ordered) for b in ordered[i + 1:]]
+        pairs = [(a.id, b.id) for i, a in enumerate(ordered) for b in ordered[i + 1:] if a.floor == b.floor] + stairs
     elif connectivity == "adjacency" and not _connected(list(sg.rooms), pairs):
         raise SceneError(f"{sg.name}: rooms that share walls do not connect every room; use connectivity='full'")
     doors = [(room_name[a], room_name[b]) for a, b in pairs]
@@ -891,6 +882,11 @@ def to_household_scene(sg: SceneGraph3D, rng: np.random.Generator, n_people: int
             facts.add(Atom("dirty", (name,)))
         if kind == "clothing" and (home_type == "container" or rng.random() < 0.1):
             facts.add(Atom("dirty", (name,)))
+        typing = type_class(obj.class_)
+        for state in typing.states:  # "dirty_shirt": the class says it
+            facts.add(Atom(state, (name,)))
+        if typing.discardable:
+            attrs["discardable"] = True
         entities[name] = Entity(name, kind, noun, attrs)
 
     # People and the robot.
@@ -954,6 +950,7 @@ class GibsonScenes(SceneSource):
                 raise SceneError(f"n_rooms must be in [2, {MAX_GENERATED_ROOMS}], got {n_rooms}")
             self.n_rooms = n_rooms or 8
             self.max_entities = self.n_rooms * (1 + MAX_OBJECTS_PER_ROOM) + n_people + 1
+            self.max_prior_chars = None  # the env's per-entity bound covers generated buildings
             return
         items = scene_graph if isinstance(scene_graph, (list, tuple)) else [scene_graph]
         if not items:
@@ -962,6 +959,17 @@ class GibsonScenes(SceneSource):
         self.n_rooms = max(len(g.rooms) for g in self.graphs)
         self.max_entities = max(len(g.rooms) + sum(class_type(o.class_) is not None for o in g.objects.values())
                                 for g in self.graphs) + n_people + 1
+        self.max_prior_chars = self._prior_bound()
+
+    def _prior_bound(self) -> int:
+        """Characters the `prior` observation can take on these buildings: the largest of three draws per
+        building (people, owners and random states vary), plus 15 % and 4 KiB of headroom."""
+        from servicerobot.scenes.real_3dsg import prior_chars
+
+        most = max(prior_chars(to_household_scene(g.copy(), np.random.default_rng(seed), self.n_people,
+                                                  self.connectivity))
+                   for g in self.graphs for seed in range(3))
+        return int(most * 1.15) + 4096
 
     def graph(self, rng: np.random.Generator) -> SceneGraph3D:
         """The 3DSG of a new episode."""

@@ -199,8 +199,17 @@ for _name in GENERATED_CLASSES:  # every generated class is mapped or excluded (
 
 
 def class_type(class_: str) -> str | None:
-    """The household type of a 3DSG class, or None when the class is excluded or unknown."""
-    return CLASS_TO_TYPE.get(class_key(class_))
+    """The household type of a 3DSG class, or None when the class is excluded or cannot be typed.
+
+    Classes outside the table are typed by their words or by similarity to the known classes
+    (`servicerobot.scenes.open_vocab.type_class`, which says how each one was decided).
+    """
+    key = class_key(class_) if isinstance(class_, str) else ""
+    if key in CLASS_TO_TYPE:
+        return CLASS_TO_TYPE[key]
+    from servicerobot.scenes.open_vocab import type_class
+
+    return type_class(class_).pddl_type
 
 
 @dataclass(frozen=True)

@@ -117,10 +117,17 @@ def _read_json(path: Path, cap: int, what: str):
 def read_split(root: str | Path, split: str) -> list[CMInstance]:
     """Every instance of one split, problem by problem (CM's order), scene by scene.
 
+    A problem without `relaxation_expected` (CM's pc_assembly) loads with it None: such instances are not
+    scored on relaxation agreement. An instance folder holding both `<Scene>.npz` and `<Scene>.json` is read
+    from both (the `.npz`'s geometry, the `.json`'s text: `servicerobot.scenes.real_3dsg.load_scene`); each
+    instance's `scene.report` says what the loader did, object by object, and `instance.task_classes` holds
+    the classes the split entry's `objects` names (for `task_object_coverage`).
+
     Raises:
         SceneError: the split file or an instance file is missing or corrupt (the message names it).
     """
     from servicerobot.scenes.gibson import load_3dsg
+    from servicerobot.scenes.real_3dsg import split_task_classes
 
     root = Path(root)
     path = root / f"{split}.json"
@@ -141,27 +148,34 @@ def read_split(root: str | Path, split: str) -> list[CMInstance]:
         if not isinstance(entry, dict) or not isinstance(entry.get("graph"), list) or not entry["graph"]:
             raise SceneError(f"{where}: needs a non-empty 'graph' list of scene names")
         expected = entry.get("relaxation_expected")
-        if not isinstance(expected, bool):
-            raise SceneError(f"{where}: 'relaxation_expected' must be true or false, got {excerpt(expected)}")
+        if expected is not None and not isinstance(expected, bool):
+            raise SceneError(f"{where}: 'relaxation_expected' must be true, false or absent, got "
+                             f"{excerpt(expected)}")
+        task_classes = tuple(sorted(split_task_classes(entry.get("objects"))))
         for scene in entry["graph"]:
             if not isinstance(scene, str) or not _NAME.fullmatch(scene):
                 raise SceneError(f"{where}: 'graph' lists {excerpt(scene)}, not a scene name (letters, digits, "
                                  "'_', '-' and '.', at most 128 characters)")
-            out.append(_read_instance(root / split / str(scene) / name, split, name, str(scene), expected,
-                                      str(entry.get("description", "")), load_3dsg))
+            instance = _read_instance(root / split / str(scene) / name, split, name, str(scene), expected,
+                                      str(entry.get("description", "")), load_3dsg)
+            instance.task_classes = task_classes
+            out.append(instance)
     return out
 
 
-def _read_instance(folder: Path, split: str, problem: str, scene: str, expected: bool, description: str,
+def _read_instance(folder: Path, split: str, problem: str, scene: str, expected: bool | None, description: str,
                    load_3dsg) -> CMInstance:
+    from servicerobot.scenes.real_3dsg import load_scene
+
     if not folder.is_dir():
         raise SceneError(f"{folder}: instance folder missing (the split file lists scene {scene} for {problem})")
     candidates = [folder / f"{scene}.json", folder / f"{scene}.npz"]
-    scene_path = next((p for p in candidates if os.path.lexists(p)), None)  # load_3dsg refuses a non-file
-    if scene_path is None:
+    present = [p for p in candidates if os.path.lexists(p)]  # the loaders refuse a non-file
+    if not present:
         raise SceneError(f"{folder}: no scene graph; expected {candidates[0].name} or {candidates[1].name}")
+    scene_path = present[-1]  # the .npz when there is one: it has the real geometry
     try:
-        sg = load_3dsg(scene_path)
+        sg = load_scene(present[::-1]) if len(present) == 2 else load_3dsg(scene_path)
     except SceneError as exc:
         if str(scene_path) in str(exc):
             raise

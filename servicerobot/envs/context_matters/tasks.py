@@ -88,7 +88,8 @@ class CMInstance:
     """One Context Matters problem: a 3DSG, the task sentence, the robot's room and the ground truth.
 
     `acceptable` holds goals as sorted tuples of PDDL literals; it is None for instances read from a CM
-    dataset, which ships only `relaxation_expected`.
+    dataset, which ships only `relaxation_expected` (and not even that for CM's pc_assembly: None there).
+    `task_classes`: the object classes the dataset's split entry names (empty for generated instances).
     """
 
     split: str
@@ -97,9 +98,10 @@ class CMInstance:
     task: str
     init_loc: str
     description: str
-    relaxation_expected: bool
+    relaxation_expected: bool | None
     acceptable: tuple[tuple[str, ...], ...] | None = None
     variant: str = ""
+    task_classes: tuple[str, ...] = ()
     _world: object = field(default=None, repr=False, compare=False)
 
     @property
@@ -109,6 +111,13 @@ class CMInstance:
     @property
     def key(self) -> str:
         return f"{self.split}/{self.scene_name}/{self.problem}"
+
+    def coverage(self) -> dict:
+        """How many of the scene's objects of `task_classes` reach the PDDL scene, and why each other does
+        not (`servicerobot.scenes.real_3dsg.task_object_coverage`)."""
+        from servicerobot.scenes.real_3dsg import task_object_coverage
+
+        return task_object_coverage(self.scene, self.task_classes)
 
     def world(self):
         """The symbolic world (`CMWorld`) of this instance, built once."""

@@ -2,8 +2,10 @@
 
 Objects keep their 3DSG labels (`plate_45`, `kitchen_3`), so a plan's arguments can be looked up in the
 scene graph. The initial facts come from `servicerobot.scenes.gibson.to_household_scene`; states the 3DSG
-records only in an object's description ("a dirty plate") become facts here (`dirty`, and only from the
-description, so the task generator's ground truth and the world agree), as CM writes them.
+records only in an object's description ("a dirty plate") or in its class name (`dirty_shirt`, as CM's
+dataset writes state) become facts here (`dirty`, `wet`: from these alone, so the task generator's ground
+truth and the world agree). A class outside the tables is typed by its words (`open_vocab.type_class`); its
+`base` (`shirt` for `dirty_shirt`, `cup` for `cups`) lets a task that names the base class find it.
 """
 
 from __future__ import annotations
@@ -34,10 +36,12 @@ class SceneObject:
     affordances: tuple[str, ...] = ()
     materials: tuple[str, ...] = ()
     description: str = ""
+    base: str = ""
+    states: tuple[str, ...] = ()
 
     @property
     def dirty(self) -> bool:
-        return "dirty" in self.description.lower().replace(",", " ").split()
+        return "dirty" in self.states or "dirty" in self.description.lower().replace(",", " ").split()
 
     def text(self) -> str:
         """What the object is, in words: class, affordances, materials and description."""
@@ -75,7 +79,8 @@ class CMWorld:
     def of_class(self, classes: Iterable[str], room_category: str | None = None) -> list[SceneObject]:
         """Objects of the given classes that are in the PDDL scene, optionally in rooms of one category."""
         wanted = set(classes)
-        return sorted((o for o in self.objects.values() if o.class_ in wanted and o.label in self.pddl_objects
+        return sorted((o for o in self.objects.values() if (o.class_ in wanted or o.base in wanted)
+                       and o.label in self.pddl_objects
                        and (room_category is None or o.room_category == room_category)),
                       key=lambda o: _label_key(o.label))
 
@@ -112,6 +117,7 @@ def world_of(sg, init_loc: str, seed: int = 0) -> CMWorld:
         SceneError: `init_loc` is not a room label of the scene.
     """
     from servicerobot.scenes.gibson import to_household_scene
+    from servicerobot.scenes.open_vocab import type_class
 
     rooms = {r.label: r.category for r in sg.rooms.values()}
     if init_loc not in rooms:
@@ -126,14 +132,18 @@ def world_of(sg, init_loc: str, seed: int = 0) -> CMWorld:
     for obj in sg.objects.values():
         name = name_of.get(("object", obj.id), obj.label)
         room = room_name.get(obj.parent_room, "")
+        typing = type_class(obj.class_)
         objects[name] = SceneObject(name, class_key(obj.class_), pddl_objects.get(name), room,
                                     sg.rooms[obj.parent_room].category if obj.parent_room in sg.rooms else "",
                                     tuple(obj.action_affordance or ()), tuple(obj.material or ()),
-                                    obj.description or "")
+                                    obj.description or "", typing.base if typing.how == "words" else "",
+                                    typing.states)
     init = {a for a in house.init if a.predicate not in ("held-by", "dirty", "wet")
             and all(arg in pddl_objects for arg in a.args)}
     for label, obj in objects.items():
         if obj.dirty and label in pddl_objects:
             init.add(Atom("dirty", (label,)))
+        if "wet" in obj.states and pddl_objects.get(label) == "clothing":
+            init.add(Atom("wet", (label,)))
     return CMWorld(sg.name, {room_name[rid]: r.category for rid, r in sg.rooms.items()}, objects, pddl_objects,
                    frozenset(init), room_name[sg.room_by_label(init_loc).id], ROBOT)

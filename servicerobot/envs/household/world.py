@@ -11,13 +11,17 @@ from servicerobot.envs.household.events import HumanEvent, HumanProcess
 from servicerobot.envs.household.language import join_utterances
 from servicerobot.envs.household.state import HouseholdState
 from servicerobot.envs.household.tasks import DISTURBANCES, TASK_KINDS, Task, TaskGenerator
+from servicerobot.envs.options import MAX_TASKS
 from servicerobot.envs.world import Utterance, World
 from servicerobot.errors import ActionError, SceneError
+from servicerobot.limits import excerpt
 from servicerobot.pddl import Atom, Interpreter
 from servicerobot.scenes.household import ROBOT, HouseholdConfig, HouseholdScene, household_domain
 from servicerobot.scenes.source import GeneratedHomes, SceneSource
 
-__all__ = ["HouseholdOptions", "HouseholdWorld", "atom_to_triplet"]
+__all__ = ["MAX_EXECUTOR_REPEATS", "HouseholdOptions", "HouseholdWorld", "atom_to_triplet"]
+
+MAX_EXECUTOR_REPEATS = 3  # identical executor failures of one action before the task ends
 
 
 # The robot's facts -> its self-percept, which they alone decide: shared by every world and episode, so
@@ -65,8 +69,8 @@ class HouseholdOptions:
         unknown = [k for k in self.task_kinds if k not in TASK_KINDS]
         if unknown:
             raise SceneError(f"unknown task kinds {unknown}; choose from {list(TASK_KINDS)}")
-        if self.n_tasks < 1:
-            raise SceneError(f"n_tasks must be >= 1, got {self.n_tasks}")
+        if isinstance(self.n_tasks, bool) or not isinstance(self.n_tasks, int) or not 1 <= self.n_tasks <= MAX_TASKS:
+            raise SceneError(f"n_tasks must be an integer in [1, {MAX_TASKS}], got {excerpt(self.n_tasks)}")
         for name in ("event_rate", "double_prob", "disturbance_prob", "partial_prob"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -90,9 +94,13 @@ class HouseholdWorld(World):
         self.options = options or HouseholdOptions()
         self.domain = household_domain()
         self.executor = executor
-        # Spaces are fixed per source: an upper bound on entities (robot, rooms, fixtures, items, people).
+        # Spaces are fixed per source: an upper bound on entities (robot, rooms, fixtures, items, people), and
+        # for sources of fixed buildings the size of their prior, measured on them.
         self.max_entities = self.source.max_entities
         self.n_rooms = self.source.n_rooms
+        self.max_prior_chars = getattr(self.source, "max_prior_chars", None)
+        self._executor_failures: dict[tuple[str, str], int] = {}
+        self._blocked = ""
         self.scene: HouseholdScene | None = None
         self._renderer = None
 
@@ -125,6 +133,11 @@ class HouseholdWorld(World):
             self.executor.reset(self.scene, self.state.atoms, np.random.default_rng(int(rng.integers(2**63))))
             self._synced = self.state.version
 
+    def task_blocked(self) -> str:
+        """Why the active task cannot go on ("" while it can): the executor failed one action the same way
+        `MAX_EXECUTOR_REPEATS` times."""
+        return self._blocked
+
     def prior(self) -> dict:
         """What the robot is told about the house at the start: the catalogue and every initial fact."""
         ents = {n: {"type": e.pddl_type, "noun": e.noun, **e.attributes} for n, e in self.scene.entities.items()}
@@ -155,6 +168,11 @@ class HouseholdWorld(World):
         self._sync()
         error = self.executor.execute(ground, frozenset(add), frozenset(delete))
         if error:
+            # The same action failing the same way again and again will not succeed: the task ends.
+            key = (shown, str(error))
+            count = self._executor_failures[key] = self._executor_failures.get(key, 0) + 1
+            if count >= MAX_EXECUTOR_REPEATS:
+                self._blocked = f"{shown} failed {count} times in {self.executor.name}: {error}"
             return shown, f"{shown} failed in {self.executor.name}: {error}"
         state.apply(add, delete, disjoint=True)
         self._synced = state.version
@@ -169,6 +187,7 @@ class HouseholdWorld(World):
     # ------------------------------------------------------------------ tasks and people
     def next_task(self, index: int) -> Task | None:
         """Draw task `index` of the episode; falls back to other kinds if the house can't host it now."""
+        self._executor_failures, self._blocked = {}, ""
         if index >= len(self.plan_kinds):
             return None
         order = [self.plan_kinds[index]] + [k for k in self.options.task_kinds if k != self.plan_kinds[index]]

@@ -16,6 +16,7 @@ from servicerobot.planners.relaxation.core import (
     RelaxationResult,
     Toolbox,
     build_problem,
+    empty_goal_failure,
     ground_plan,
     relaxing_plan,
 )
@@ -108,6 +109,7 @@ def _with_init(world, state):
 
 
 def _done(result: RelaxationResult, tools: Toolbox, start: float) -> RelaxationResult:
+    result.failure = empty_goal_failure(result) or result.failure
     result.planner_calls, result.expanded, result.planner_time = tools.calls, tools.expanded, round(tools.time, 4)
     result.wall_time = round(time.perf_counter() - start, 4)
     return result

@@ -30,6 +30,7 @@ __all__ = [
     "RelaxationResult",
     "Toolbox",
     "build_problem",
+    "empty_goal_failure",
     "goal_literals",
     "ground_plan",
     "keep_achievable",
@@ -54,6 +55,7 @@ class Adjustment:
     goal_text: str
     shifts: list[dict] = field(default_factory=list)
     dropped: list[dict] = field(default_factory=list)
+    rejected: list[dict] = field(default_factory=list)  # proposed shifts refused ({missing, use, reason})
 
 
 @dataclass
@@ -102,7 +104,9 @@ class RelaxationResult:
 
     @property
     def success(self) -> bool:
-        return self.planned and self.grounded
+        """Planned and grounded, for a goal that asks for something: an empty goal (everything dropped, or
+        nothing asked) is a failure, with the reason in `failure`."""
+        return self.planned and self.grounded and self.final_goal != ()
 
     @property
     def changed(self) -> bool:
@@ -344,12 +348,25 @@ def relaxing_plan(world, task: str, interpreter: AlgorithmInterpreter, planner: 
         result.relaxations += 1
         result.shifts.extend(adjustment.shifts)
         result.dropped.extend(adjustment.dropped)
+        if adjustment.rejected:
+            result.extra.setdefault("rejected_shifts", []).extend(adjustment.rejected)
         goal_text = adjustment.goal_text
     result.failure = result.failure or ("grounding" if result.planned else "planning")
     return _finish(result, tools, start)
 
 
+def empty_goal_failure(result: RelaxationResult) -> str:
+    """The failure reason of a run whose final goal is empty ("" when it is not)."""
+    if result.final_goal != () or not result.planned:
+        return ""
+    if result.dropped:
+        return (f"empty goal: all {len(result.dropped)} part(s) of the task were dropped "
+                f"({'; '.join(str(d.get('literal') or d.get('requirement')) for d in result.dropped[:4])})")
+    return "empty goal: the task asks for nothing the scene has (no goal literal to achieve)"
+
+
 def _finish(result: RelaxationResult, tools: Toolbox, start: float) -> RelaxationResult:
+    result.failure = empty_goal_failure(result) or result.failure
     result.planner_calls, result.expanded, result.planner_time = tools.calls, tools.expanded, round(tools.time, 4)
     result.wall_time = round(time.perf_counter() - start, 4)
     return result

@@ -10,7 +10,7 @@ from servicerobot.language.llm_interpreter import load_prompt
 from servicerobot.planners.relaxation.core import Adjustment, Draft, Toolbox
 
 __all__ = ["CORRECT_SCHEMA", "DIAGNOSE_SCHEMA", "PROBLEM_SCHEMA", "RELAX_SCHEMA", "SHIFT_SCHEMA",
-           "LLMRelaxInterpreter"]
+           "LLMRelaxInterpreter", "replacement_problem"]
 
 PROBLEM_SCHEMA = {"title": "problem", "type": "object", "additionalProperties": False, "required": ["problem"],
                   "properties": {"problem": {"type": "string"}}}
@@ -103,12 +103,42 @@ class LLMRelaxInterpreter:
             relax = self._ask("cm_relax", RELAX_SCHEMA, goal=shifted, errors=diagnostics)
         except LanguageModelError:
             return None
-        shifts = [{"missing": str(r.get("missing", "")), "use": str(u), "score": None}
-                  for r in shift.get("replacements", []) if isinstance(r, dict) for u in r.get("use", [])
-                  if str(u) in self.world.pddl_objects]
+        shifts, rejected = [], []
+        for r in shift.get("replacements", []):
+            if not isinstance(r, dict) or not isinstance(r.get("use"), list):
+                continue
+            missing = str(r.get("missing", ""))
+            for use in map(str, r["use"]):
+                why = replacement_problem(self.world, missing, use)
+                if why:
+                    rejected.append({"missing": missing, "use": use, "reason": why})
+                else:
+                    shifts.append({"missing": missing, "use": use, "score": None})
         dropped = [{"requirement": str(d), "reason": "the model judged it not achievable"}
                    for d in relax.get("dropped", [])]
         goal = str(relax.get("goal") or shifted)
         if goal.strip() == draft.goal_text.strip() and not shifts and not dropped:
             return None
-        return Adjustment(goal, shifts, dropped)
+        return Adjustment(goal, shifts, dropped, rejected)
+
+
+_ITEM_TYPES = frozenset({"dish", "food", "clothing", "book", "gadget", "decor"})
+
+
+def replacement_problem(world, missing: str, use: str) -> str:
+    """Why scene object `use` cannot stand in for a missing `missing` ("" when it can): it must be an object of
+    the scene (never a room, the robot or a person) of the missing thing's household type (an item of any
+    type when that type is unknown)."""
+    from servicerobot.envs.context_matters.objects import PROFILES
+    from servicerobot.scenes.open_vocab import type_class
+
+    kind = world.pddl_objects.get(use)
+    if kind is None:
+        return f"{use} is not an object of the scene"
+    if kind in ("room", "robot", "person") or use in getattr(world, "rooms", {}):
+        return f"{use} is a {kind}, not an object that can stand in for a {missing}"
+    key = "_".join(missing.strip().lower().replace("-", " ").split())
+    wanted = PROFILES[key].pddl_type if key in PROFILES else type_class(key).pddl_type if key else None
+    if wanted is None:
+        return "" if kind in _ITEM_TYPES else f"{use} is a {kind}, not an item like a missing {missing}"
+    return "" if kind == wanted else f"{use} is a {kind}; a {missing} is a {wanted}"

@@ -5,7 +5,8 @@ It reads the task generator's controlled English (`parse_task`), grounds each re
 cannot be met it
 1. shifts: fills each missing object with the most similar unused scene object, scored from 3DSG
    attributes against what the missing class is (its profile: household type, affordances, materials,
-   description; sentence embeddings when `EmbeddingSimilarity` is installed, word overlap otherwise),
+   description), each attribute list matched by similarity of its words and phrases (`phrase_overlap`;
+   sentence embeddings when `EmbeddingSimilarity` is installed, word/character similarity otherwise),
    accepted only above `shift_threshold`;
 2. drops what no object can fill (a missing target, too few objects and nothing similar);
 3. relaxes with the planner: keeps the largest set of goal literals it can find a plan for, heaviest
@@ -22,7 +23,7 @@ from servicerobot.envs.context_matters.goals import Requirement, TaskGoal, liter
 from servicerobot.envs.context_matters.objects import PROFILES
 from servicerobot.planners.relaxation.core import Adjustment, Draft, Toolbox, build_problem, keep_achievable
 
-__all__ = ["OfflineInterpreter", "Slot", "attribute_score"]
+__all__ = ["OfflineInterpreter", "Slot", "attribute_score", "phrase_overlap"]
 
 _ITEM_TYPES = frozenset({"dish", "food", "clothing", "book", "gadget", "decor"})
 
@@ -44,25 +45,62 @@ class Slot:
         return [literal(self.requirement.relation, o, self.target) for o in self.objects]
 
 
-def _jaccard(a, b) -> float:
-    a, b = set(a), set(b)
-    return len(a & b) / len(a | b) if a | b else 0.0
+_PROFILE_WORDS = frozenset(a for p in PROFILES.values() for a in p.affordances)
 
 
-def attribute_score(class_: str, obj, text_similarity: float, min_affordance: float = 0.75) -> float:
-    """How well a scene object can stand in for a missing class, in [0, 1], from 3DSG attributes.
+def _default_phrases():
+    from servicerobot.memory.similarity import LexicalSimilarity
 
-    Functional equivalence gates the score: a candidate of another household type, or one sharing less than
-    `min_affordance` (Jaccard) of the class's affordances, scores 0 (an orange is eaten like an apple but
-    also peeled; a magazine is read like a book but also browsed).
+    return LexicalSimilarity()
+
+
+def phrase_overlap(a, b, similarity=None) -> float:
+    """How much two lists of phrases say the same, in [0, 1]: the F1 of soft matching, each phrase counting
+    as much as its best match on the other side by `similarity` ("hold" meets "hold food"; identical lists
+    give 1, lists with nothing alike 0). Replaces exact-string set overlap, which real 3DSG words defeat."""
+    a, b = [x for x in dict.fromkeys(a) if x], [x for x in dict.fromkeys(b) if x]
+    if not a or not b:
+        return 0.0
+    if set(a) == set(b):
+        return 1.0
+    m = np.asarray((similarity or _default_phrases()).matrix(a, b), dtype=float)
+    exact = np.array([[x == y for y in b] for x in a], dtype=float)
+    m = np.maximum(m, exact)
+    recall, precision = float(m.max(axis=1).mean()), float(m.max(axis=0).mean())
+    return 2 * recall * precision / (recall + precision) if recall + precision else 0.0
+
+
+def attribute_score(class_: str, obj, text_similarity: float, min_affordance: float = 0.75,
+                    similarity=None) -> float:
+    """How well a scene object can stand in for a missing class, in [0, 1], from 3DSG attributes matched by
+    similarity of their words (`phrase_overlap`), not by exact strings.
+
+    Functional equivalence gates the score: a candidate of another household type scores 0, and so does one
+    whose affordances, in the profiles' own words, overlap less than `min_affordance` with the class's (an
+    orange is eaten like an apple but also peeled; a magazine is read like a book but also browsed). A real
+    3DSG object described in other words ("grab", "eat from", "set on": under half its affordances are
+    profile words) cannot be held to the profiles' phrasing: it passes when any of its affordances is like
+    one of the class's, and its text stands in for the affordance part of the score; so does the text of an
+    object with no affordances at all (Context Matters' added objects).
     """
     prof = PROFILES.get(class_)
     if prof is None:
         return 0.5 * text_similarity
-    if obj.pddl_type != prof.pddl_type or _jaccard(prof.affordances, obj.affordances) < min_affordance:
+    if obj.pddl_type != prof.pddl_type:
         return 0.0
-    return (0.3 * (obj.pddl_type == prof.pddl_type) + 0.35 * _jaccard(prof.affordances, obj.affordances)
-            + 0.15 * _jaccard(prof.materials, obj.materials) + 0.2 * text_similarity)
+    affordance = phrase_overlap(prof.affordances, obj.affordances, similarity)
+    own_words = sum(a in _PROFILE_WORDS for a in obj.affordances)
+    foreign = own_words * 2 < len(obj.affordances)
+    if not obj.affordances or foreign:
+        # Function known only in other words (or not at all, as for Context Matters' added objects): some
+        # likeness of function is required when there are affordances, and the text speaks for the rest.
+        if obj.affordances and affordance == 0.0 and min_affordance > 0:
+            return 0.0
+        affordance = max(affordance, text_similarity)
+    elif affordance < min_affordance:
+        return 0.0
+    return (0.3 + 0.35 * affordance + 0.15 * phrase_overlap(prof.materials, obj.materials, similarity)
+            + 0.2 * text_similarity)
 
 
 def _similarity():
@@ -195,8 +233,8 @@ class OfflineInterpreter:
         query = (f"{class_.replace('_', ' ')}; used to {', '.join(prof.affordances)}; made of "
                  f"{', '.join(prof.materials)}; {prof.description}") if prof else class_.replace("_", " ")
         text = np.asarray(self.similarity.matrix([query], [o.text() for o in candidates]))[0]
-        scored = sorted(((attribute_score(class_, o, float(t), self.min_affordance), o.label) for o, t in zip(candidates, text)),
-                        key=lambda st: (-st[0], st[1]))
+        scored = sorted(((attribute_score(class_, o, float(t), self.min_affordance, self.similarity), o.label)
+                         for o, t in zip(candidates, text)), key=lambda st: (-st[0], st[1]))
         return [(label, score) for score, label in scored if score >= self.shift_threshold][:k]
 
     def _relax_with_planner(self) -> list[dict]:
