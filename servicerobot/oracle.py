@@ -8,28 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from servicerobot.pddl import Problem
+from servicerobot.envs.evaluation import relevant_problem  # re-exported: the oracle plans on it
 from servicerobot.planners import FastDownward, Planner
-from servicerobot.planners.goal_compilation import conjunctive_goal, goal_names
-from servicerobot.scenes.household import ROBOT
 
 __all__ = ["OracleAgent", "relevant_problem"]
-
-def relevant_problem(world, goal: str) -> Problem:
-    """A planning problem over the true state, pruned to the items the goal depends on.
-
-    Every room, fixture and person is kept; items are kept when the goal names them, when they make the
-    ground goal false now, or when the robot holds them. In the household domain the robot can only
-    change an item it acts on, so items left out keep satisfying the goal: the pruning is sound.
-    """
-    scene, state = world.scene, world.state
-    compiled = world.interpreter.compile_goal(goal)
-    keep_items = goal_names(goal, compiled, state.atoms) | set(state.held_by(ROBOT))
-    objects = {name: e.pddl_type for name, e in scene.entities.items()
-               if e.pos is not None or e.pddl_type in ("room", "person", "robot") or name in keep_items}
-    init = frozenset(a for a in state.atoms if all(arg in objects for arg in a.args))
-    goal_formula = conjunctive_goal(world.domain, compiled.formula, objects, init)
-    return Problem("oracle", "household", objects, init, goal_formula)
 
 
 @dataclass

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Any
 
-from servicerobot.envs.pybullet.layout import ROBOT, Layout
-from servicerobot.envs.pybullet.sim import WORLD_GROUP, Sim
 from servicerobot.pddl import Atom
+from servicerobot.scenes.apartment import ROBOT, Layout
 from servicerobot.scenes.tamp_map import TampMap
 
-__all__ = ["PyBulletAdapter", "atom_to_triplet"]
+__all__ = ["WORLD_GROUP", "PyBulletAdapter", "atom_to_triplet"]
+
+# The collision filter group of walls, furniture and items: the sensor's rays test against it only. The
+# simulator (`servicerobot.envs.pybullet.sim`) puts its bodies in this group.
+WORLD_GROUP = 1
 
 SUPPORT_BELOW, SUPPORT_ABOVE = 0.03, 0.05  # an item rests on a top when its bottom is this close to it
 ON_FLOOR = 0.05
@@ -33,14 +37,14 @@ class PyBulletAdapter:
     """Reads the PyBullet scene of `layout` as facts and percepts.
 
     Args:
-        sim: the scene (its bodies are named as in `layout`).
+        sim: the scene, a `servicerobot.envs.pybullet.sim.Sim` (its bodies are named as in `layout`).
         layout: the apartment spec.
         tamp_map: its places layer (static relations in `metadata`).
         sensor_height: height of the robot's camera for line-of-sight rays (below the walls' top).
         view_radius: how far the robot sees into other rooms, metres.
     """
 
-    def __init__(self, sim: Sim, layout: Layout, tamp_map: TampMap, sensor_height: float = 0.95,
+    def __init__(self, sim: Any, layout: Layout, tamp_map: TampMap, sensor_height: float = 0.95,
                  view_radius: float = 6.0):
         self.sim = sim
         self.layout = layout

@@ -15,6 +15,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from servicerobot.envs.evaluation import GoalScorer as _WorldGoalScorer
 from servicerobot.experiments.config import EnvConfig, EpisodeSpec
 
 __all__ = ["GoalScorer", "KGScorer", "make_agent", "make_env", "make_interpreter", "run_episode"]
@@ -150,79 +151,18 @@ class KGScorer:
                 "jaccard": round(sum(self.jaccard) / len(self.jaccard), 6) if self.jaccard else None}
 
 
-class GoalScorer:
-    """Planetarium's verdicts on the agent's goal against the task's true goal, on the true state now.
-
-    `correct` compares the goals as written (quantifiers expanded by the equivalence check). `solvable`
-    asks Fast Downward for a plan to a conjunction that implies the agent's goal (quantified goals would
-    make FD's translator slow) and VAL to accept that plan for the goal as written. A goal whose DNF is
-    too large for the equivalence check counts as correct only when it is the true goal word for word
-    (`decided: false` marks a "not correct" that was not proved).
-    """
+class GoalScorer(_WorldGoalScorer):
+    """`servicerobot.envs.evaluation.GoalScorer` whose solvable check runs Fast Downward (lama-first, `timeout`
+    seconds) and VAL."""
 
     def __init__(self, world, check_solvable: bool = True, timeout: float = 10.0):
-        self.world = world
-        self.check_solvable = check_solvable
-        self.timeout = timeout
+        super().__init__(world, check_solvable, timeout, solve=self._fast_downward if check_solvable else None)
 
-    def score(self, agent_goal: str | None, true_goal: str) -> dict:
-        from servicerobot.errors import PDDLSemanticError
-        from servicerobot.oracle import relevant_problem
-        from servicerobot.pddl import Problem
-        from servicerobot.pddl.equivalence import GoalTooComplexError, evaluate
-
-        out = {"agent": agent_goal, "true": true_goal, "parseable": False, "solvable": False, "correct": False}
-        if not agent_goal:
-            return out
-        interp = self.world.interpreter
-        try:
-            agent_formula = interp.compile_goal(agent_goal).formula
-        except Exception:  # noqa: BLE001 - any failure on generated text means "not parseable"
-            return out
-        # One problem (objects, init) for both goals, so equivalence judges the goals alone.
-        try:
-            base = relevant_problem(self.world, f"(and {agent_goal} {true_goal})")
-        except PDDLSemanticError:  # the goals contradict each other (a model wrote (not (cold x))): not equal
-            out.update(parseable=True)
-            if self.check_solvable:
-                try:
-                    alone = relevant_problem(self.world, agent_goal)
-                except PDDLSemanticError:
-                    return out
-                out["solvable"] = self._solvable(Problem("agent", alone.domain_name, alone.objects, alone.init,
-                                                         agent_formula))
-            return out
-        true_formula = interp.compile_goal(true_goal).formula
-        source = Problem("agent", base.domain_name, base.objects, base.init, agent_formula)
-        target = Problem("truth", base.domain_name, base.objects, base.init, true_formula)
-        try:
-            verdict = evaluate(source, target, self.world.domain, check_solvable=False)
-            out.update(parseable=verdict.parseable, correct=verdict.correct)
-        except GoalTooComplexError:  # e.g. "every dish clean" over 40 dishes: DNF too large to compare
-            same = " ".join(agent_goal.split()) == " ".join(true_goal.split())
-            out.update(parseable=True, correct=same, decided=same)
-        if out["parseable"] and self.check_solvable:
-            out["solvable"] = self._solvable(source)
-        return out
-
-    def _solvable(self, problem) -> bool:
-        from servicerobot.errors import ServiceRobotError
-        from servicerobot.pddl import Problem
-        from servicerobot.pddl.val import val_validate
-        from servicerobot.pddl.writer import write_domain, write_problem
+    def _fast_downward(self, domain, problem):
         from servicerobot.planners import FastDownward
-        from servicerobot.planners.goal_compilation import conjunctive_goal
 
-        domain = self.world.domain
-        try:
-            goal = conjunctive_goal(domain, problem.goal, problem.objects, problem.init)
-        except ServiceRobotError:
-            return False  # no action can reach some literal of every way to satisfy it
-        easy = Problem(problem.name, problem.domain_name, problem.objects, problem.init, goal)
-        result = FastDownward(alias="lama-first", timeout=self.timeout).solve(domain, easy)
-        if not result.solved:
-            return False
-        return val_validate(write_domain(domain), write_problem(problem), list(result.plan)).valid
+        result = FastDownward(alias="lama-first", timeout=self.timeout).solve(domain, problem)
+        return list(result.plan) if result.solved else None
 
 
 @dataclass

@@ -100,7 +100,7 @@ def evaluate(interpreter: Interpreter, items: Sequence[ParaphraseItem] | None = 
     An update is right when its delta equals the true one; a task when its goal is equivalent to the true
     goal (Planetarium's check, on the true state). Any error counts as wrong and is recorded.
     """
-    from servicerobot.experiments.episode import GoalScorer
+    from servicerobot.envs.evaluation import GoalScorer
 
     items = list(items if items is not None else load_paraphrases())
     place = place or setting()

@@ -9,20 +9,31 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from servicerobot.pddl.atoms import State
 from servicerobot.pddl.explain import conjuncts
-from servicerobot.pddl.model import Action, AtomF
+from servicerobot.pddl.grounding import Universe
+from servicerobot.pddl.model import Action, AtomF, Domain
 
-if TYPE_CHECKING:
-    from servicerobot.pddl.interpreter import GroundAction, Interpreter
+__all__ = ["Grounder", "applicable_actions", "candidate_arguments"]
 
-__all__ = ["applicable_actions", "candidate_arguments"]
+
+class Grounder(Protocol):
+    """What successor generation needs of an interpreter (`servicerobot.pddl.interpreter.Interpreter` has it;
+    named here so that the two modules do not import each other). Ground actions are the interpreter's
+    `GroundAction`s, passed through as they are."""
+
+    domain: Domain
+    universe: Universe
+
+    def ground(self, name: str, args: tuple[str, ...]) -> Any: ...
+
+    def applicable(self, ga: Any, state: State) -> bool: ...
 
 
 def candidate_arguments(
-    action: Action, interpreter: Interpreter, facts: dict[str, list[tuple[str, ...]]]
+    action: Action, interpreter: Grounder, facts: dict[str, list[tuple[str, ...]]]
 ) -> set:
     """Argument tuples of `action` that satisfy its top-level positive atoms (`facts`: predicate -> args)."""
     params = dict(action.params)
@@ -65,7 +76,7 @@ def candidate_arguments(
     return found
 
 
-def applicable_actions(interpreter: Interpreter, state: State) -> Iterator[GroundAction]:
+def applicable_actions(interpreter: Grounder, state: State) -> Iterator[Any]:
     """Every ground action applicable in `state`: actions in domain order, argument tuples sorted."""
     facts: dict[str, list[tuple[str, ...]]] = {}
     for atom in state:

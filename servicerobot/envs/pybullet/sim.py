@@ -12,6 +12,7 @@ import contextlib
 import math
 from typing import Any
 
+from servicerobot.adapters.pybullet import WORLD_GROUP
 from servicerobot.envs.pybullet._pb import import_pybullet, quiet
 from servicerobot.envs.pybullet.layout import (
     COLOURS,
@@ -31,7 +32,7 @@ ROOM_FLOOR_RGB: dict[str, tuple[float, float, float]] = {
     "kitchen": (0.94, 0.91, 0.77), "living room": (0.87, 0.91, 0.82), "bedroom": (0.91, 0.85, 0.93),
     "office": (0.84, 0.88, 0.87), "dining room": (0.94, 0.87, 0.8),
 }
-WORLD_GROUP, ROBOT_GROUP = 1, 2  # collision filter groups: rays and physics see the world group only
+ROBOT_GROUP = 2  # collision filter groups: rays and physics see the world group (WORLD_GROUP) only
 CARRY_Z = ROBOT_HEIGHT / 2 + 0.01  # a carried item rests on the robot's top, relative to the base centre
 
 

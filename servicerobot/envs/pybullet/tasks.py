@@ -6,16 +6,14 @@ Tasks reuse the household `Task` record (text, speaker, ground-truth PDDL goal, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
 from servicerobot.envs.household.events import HumanEvent
 from servicerobot.envs.household.tasks import Task
 from servicerobot.pddl import Atom
-
-if TYPE_CHECKING:
-    from servicerobot.envs.pybullet.world import PyBulletWorld
+from servicerobot.scenes.apartment import Layout
 
 __all__ = ["PEOPLE", "TASK_KINDS", "PyBulletTasks"]
 
@@ -36,10 +34,24 @@ _TEMPLATES: dict[str, tuple[str, ...]] = {
 }
 
 
+class TaskWorld(Protocol):
+    """What tasks and people read and change of the world (`PyBulletWorld` has it; named here so that this
+    module and the world's do not import each other)."""
+
+    layout: Layout
+    state: Any  # the true state: `.atoms`
+    sim: Any  # the PyBullet scene: `set_item`, `settle`
+    adapter: Any  # poses -> facts: `furniture`, `items`
+
+    def free_spot(self, item: str, furniture: str) -> tuple[float, float] | None: ...
+
+    def refresh(self) -> None: ...
+
+
 class PyBulletTasks:
     """Draws tasks from the world's current true state, and people's background events."""
 
-    def __init__(self, world: PyBulletWorld, rng: np.random.Generator, human_rng: np.random.Generator,
+    def __init__(self, world: TaskWorld, rng: np.random.Generator, human_rng: np.random.Generator,
                  budgets: dict[str, int]):
         self.world = world
         self.rng = rng
