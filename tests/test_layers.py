@@ -42,14 +42,14 @@ KNOWN_CIRCLES: set[frozenset[str]] = {
 }
 
 
-def _module(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+def _module(path: Path, package: Path = PACKAGE) -> str:
+    parts = path.relative_to(package.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> list[str]:
+def _imports(path: Path, package_root: Path = PACKAGE) -> list[str]:
     """Every servicerobot module named by an import statement of `path` (relative imports resolved)."""
-    module = _module(path)
+    module = _module(path, package_root)
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -61,12 +61,13 @@ def _imports(path: Path) -> list[str]:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
             # `from servicerobot.pddl import interpreter` names a module; `import Atom` names a member
-            found += [f"{base}.{alias.name}" if _is_module(f"{base}.{alias.name}") else base for alias in node.names]
+            found += [f"{base}.{alias.name}" if _is_module(f"{base}.{alias.name}", package_root) else base
+                      for alias in node.names]
     return [name for name in found if name == "servicerobot" or name.startswith("servicerobot.")]
 
 
-def _is_module(name: str) -> bool:
-    rel = PACKAGE.parent.joinpath(*name.split("."))
+def _is_module(name: str, package: Path = PACKAGE) -> bool:
+    rel = package.parent.joinpath(*name.split("."))
     return rel.with_suffix(".py").is_file() or (rel / "__init__.py").is_file()
 
 
@@ -75,17 +76,18 @@ def _top(name: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def _files() -> list[Path]:
-    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+def _files(package: Path = PACKAGE) -> list[Path]:
+    return sorted(p for p in package.rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def upward_imports() -> set[tuple[str, str]]:
+def upward_imports(package: Path = PACKAGE) -> set[tuple[str, str]]:
     """(file, imported module) pairs where a lower layer imports a higher one."""
     found = set()
-    for path in _files():
-        rel = str(path.relative_to(PACKAGE.parent))
-        mine = RANK[_top(_module(path))] if _module(path) != "servicerobot" else RANK["__init__"]
-        for name in _imports(path):
+    for path in _files(package):
+        rel = str(path.relative_to(package.parent))
+        module = _module(path, package)
+        mine = RANK[_top(module)] if module != "servicerobot" else RANK["__init__"]
+        for name in _imports(path, package):
             if name != "servicerobot" and RANK[_top(name)] > mine:
                 found.add((rel, name))
     return found
@@ -127,15 +129,15 @@ def test_no_import_circles():
 
 
 def test_the_checker_sees_lazy_relative_and_type_checking_imports(tmp_path):
-    pkg = PACKAGE / "pddl"
-    code = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from servicerobot.planners import Planner\n"
-            "def f():\n    from ..agent import ServiceAgent\n    import servicerobot.experiments.episode\n")
-    probe = pkg / "_layers_probe_test.py"
-    probe.write_text(code)
-    try:
-        assert set(_imports(probe)) == {"servicerobot.planners", "servicerobot.agent",
-                                        "servicerobot.experiments.episode"}
-        assert {m for f, m in upward_imports() if f.endswith("_layers_probe_test.py")} == {
-            "servicerobot.planners", "servicerobot.agent", "servicerobot.experiments.episode"}
-    finally:
-        probe.unlink()
+    package = tmp_path / "servicerobot"
+    for module in ("__init__.py", "pddl/__init__.py", "planners/__init__.py", "agent.py", "experiments/__init__.py",
+                   "experiments/episode.py"):
+        (package / module).parent.mkdir(parents=True, exist_ok=True)
+        (package / module).write_text("")
+    probe = package / "pddl" / "probe.py"
+    probe.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from servicerobot.planners import Planner\n"
+                     "def f():\n    from ..agent import ServiceAgent\n    import servicerobot.experiments.episode\n"
+                     "from servicerobot.pddl import Atom\n")
+    expected = {"servicerobot.planners", "servicerobot.agent", "servicerobot.experiments.episode"}
+    assert set(_imports(probe, package)) == expected | {"servicerobot.pddl"}
+    assert upward_imports(package) == {("servicerobot/pddl/probe.py", name) for name in expected}
