@@ -36,10 +36,6 @@ from servicerobot.pddl.writer import format_formula
 
 __all__ = ["GroundAction", "Interpreter"]
 
-_EXPECTED_FORM = (
-    "expected one action like '(pick-up robot mug_1 table_1 kitchen)' "
-    "or 'pick-up robot mug_1 table_1 kitchen'"
-)
 
 
 _SHARED: dict[tuple, Interpreter] = {}  # see Interpreter.shared
@@ -136,6 +132,7 @@ class Interpreter:
         self._compiled: dict[GroundAction, _Compiled] = {}
         self._goals: dict[object, Goal] = {}
         self._parsed: dict[str, GroundAction] = {}  # action text -> its ground action
+        self._example: str | None = None  # an action of this domain for error messages (expected_form)
         self._stepped: dict[str, tuple] = {}  # action text -> what transition_text needs (see there)
         self._templates, self._templated = _templates(domain)
         self.values: Mapping[Atom, float] = MappingProxyType(dict(values or {}))
@@ -275,19 +272,42 @@ class Interpreter:
         self._parsed[text] = ga
         return ga
 
+    def expected_form(self) -> str:
+        """How an action is written, with an example from this domain and objects: "expected one action like
+        '(move robot kitchen hall)' or 'move robot kitchen hall'" (each world shows one of its own actions)."""
+        if self._example is None:
+            self._example = self._example_action()
+        return f"expected one action like '({self._example})' or '{self._example}'"
+
+    def _example_action(self) -> str:
+        """The first action of the domain whose parameters all have objects, on the first such objects."""
+        for action in self.domain.actions.values():
+            args, used = [], {}
+            for _, typ in action.params:
+                objects = self.universe.of_type(typ)
+                if not objects:
+                    break
+                k = used.get(typ, 0)
+                used[typ] = k + 1
+                args.append(objects[k % len(objects)])  # two rooms, not the same room twice
+            else:
+                return " ".join([action.name, *args])
+        first = next(iter(self.domain.actions.values()), None)
+        return " ".join([first.name, *(f"?{var}" for var, _ in first.params)]) if first else "name arg ..."
+
     def _parse_new(self, text: object) -> GroundAction:
         if not isinstance(text, str):
-            raise ActionError(f"{_EXPECTED_FORM}, got {type(text).__name__}")
+            raise ActionError(f"{self.expected_form()}, got {type(text).__name__}")
         body = text.strip()
         if body.startswith("("):
             if not body.endswith(")"):
-                raise ActionError(f"{_EXPECTED_FORM}; the '(' in {text!a} is never closed")
+                raise ActionError(f"{self.expected_form()}; the '(' in {text!a} is never closed")
             body = body[1:-1]
         if "(" in body or ")" in body:
-            raise ActionError(f"{_EXPECTED_FORM}, without nested or unbalanced parentheses: {text!a}")
+            raise ActionError(f"{self.expected_form()}, without nested or unbalanced parentheses: {text!a}")
         words = body.split()
         if not words:
-            raise ActionError(f"{_EXPECTED_FORM}; got an empty action {text!a}")
+            raise ActionError(f"{self.expected_form()}; got an empty action {text!a}")
         return self.ground(words[0], words[1:])
 
     def _entry(self, ga: GroundAction | str) -> _Compiled:
