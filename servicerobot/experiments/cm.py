@@ -141,7 +141,8 @@ def score_result(instance, result) -> dict:
         "variant_truth": instance.variant, "scene": instance.scene_name, "problem": instance.problem,
         "task": instance.task, "init_loc": instance.init_loc,
         "relaxation_expected": instance.relaxation_expected, "relaxed": relaxed,
-        "agreement": relaxed == instance.relaxation_expected,
+        # None: the dataset does not say whether relaxation is expected (CM's pc_assembly): not scored
+        "agreement": None if instance.relaxation_expected is None else relaxed == instance.relaxation_expected,
         "planned": result.planned, "grounded": result.grounded, "success": result.success,
         "grounding_score": ground.score if ground else 0.0,
         "relaxations": result.relaxations, "refinements": result.refinements,
@@ -231,7 +232,7 @@ def _rate(k: int, n: int) -> str:
     from servicerobot.experiments.stats import wilson
 
     if n == 0:
-        return "—"
+        return "not scored"
     lo, hi = wilson(k, n)
     return f"{k}/{n} = {k / n:.3f} [{lo:.3f}, {hi:.3f}]"
 
@@ -244,18 +245,21 @@ def cm_summary(records: list[dict]) -> list[dict]:
             groups.setdefault((r["env"], r["variant"]), []).append(r["cm"])
     rows = []
     for (env, variant), cms in groups.items():
-        infeasible = [c for c in cms if c["relaxation_expected"]]
-        feasible = [c for c in cms if not c["relaxation_expected"]]
+        # Only instances with acceptable goals are scored on them, and only those with relaxation_expected
+        # on agreement; the others count as "not scored", never as failures.
         scored = [c for c in cms if c["acceptable_goal"] is not None]
+        infeasible = [c for c in scored if c["relaxation_expected"]]
+        feasible = [c for c in scored if c["relaxation_expected"] is False]
+        labelled = [c for c in cms if c["relaxation_expected"] is not None]
         succ = [c for c in cms if c["success"]]
         rows.append({
             "env": env, "variant": variant, "n": len(cms),
             "planned": sum(c["planned"] for c in cms), "grounded": sum(c["success"] for c in cms),
-            "tp": sum(c["relaxed"] and c["relaxation_expected"] for c in cms),
-            "fp": sum(c["relaxed"] and not c["relaxation_expected"] for c in cms),
-            "fn": sum(not c["relaxed"] and c["relaxation_expected"] for c in cms),
-            "tn": sum(not c["relaxed"] and not c["relaxation_expected"] for c in cms),
-            "agreement": sum(c["agreement"] for c in cms),
+            "tp": sum(c["relaxed"] and c["relaxation_expected"] for c in labelled),
+            "fp": sum(c["relaxed"] and not c["relaxation_expected"] for c in labelled),
+            "fn": sum(not c["relaxed"] and c["relaxation_expected"] for c in labelled),
+            "tn": sum(not c["relaxed"] and not c["relaxation_expected"] for c in labelled),
+            "labelled": len(labelled), "agreement": sum(bool(c["agreement"]) for c in labelled),
             "scored": len(scored), "acceptable": sum(bool(c["acceptable_goal"]) for c in scored),
             "infeasible": len(infeasible), "acceptable_infeasible": sum(bool(c["acceptable_goal"]) for c in infeasible),
             "feasible": len(feasible), "acceptable_feasible": sum(bool(c["acceptable_goal"]) for c in feasible),
@@ -277,12 +281,14 @@ def cm_report_lines(records: list[dict]) -> list[str]:
     out = ["## Context Matters: relaxation", "",
            ("Rates are k/n = share [95% Wilson interval]. *Acceptable goal*: the final goal is one of the "
            "instance's acceptable goals. *World success*: after executing the plan from the scene's facts, an "
-           "acceptable goal holds. *Agreement*: relaxed exactly when `relaxation_expected`."), "",
+           "acceptable goal holds. *Agreement*: relaxed exactly when `relaxation_expected`. *Not scored*: no "
+           "instance of the row carries that ground truth (a CM dataset has no acceptable goals, and its "
+           "pc_assembly split no `relaxation_expected`)."), "",
            ("| env | method | n | planned (CM) | planned+grounded (CM) | agreement | acceptable goal | "
            "acceptable, infeasible | acceptable, feasible | world success |"), "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['env']} | {r['variant']} | {r['n']} | {_rate(r['planned'], r['n'])} | "
-                   f"{_rate(r['grounded'], r['n'])} | {_rate(r['agreement'], r['n'])} | "
+                   f"{_rate(r['grounded'], r['n'])} | {_rate(r['agreement'], r['labelled'])} | "
                    f"{_rate(r['acceptable'], r['scored'])} | {_rate(r['acceptable_infeasible'], r['infeasible'])} | "
                    f"{_rate(r['acceptable_feasible'], r['feasible'])} | {_rate(r['world_success'], r['n'])} |")
     out += ["", ("| env | method | relaxed & expected | relaxed, not expected | not relaxed, expected | "

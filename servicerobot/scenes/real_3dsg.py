@@ -29,14 +29,11 @@ from servicerobot.errors import SceneError
 from servicerobot.scenes.gibson_classes import GENERATED_CLASSES, ITEM_TYPES, ROOM_CATEGORIES, class_key
 from servicerobot.scenes.open_vocab import UNLABELLED, ClassTyping, type_class
 
-__all__ = ["GIBSON_ROOM_CATEGORIES", "NEAR_ROOM", "LoadReport", "graph_from_records", "load_scene", "prior_chars",
+__all__ = ["NEAR_ROOM", "LoadReport", "graph_from_records", "load_scene", "prior_chars",
            "split_task_classes", "stair_links", "task_object_coverage"]
 
 NEAR_ROOM = 1.0  # metres: a room-less object this close to a room's box is taken to be in it
 STAIR_WORDS = ("stair", "staircase", "stairs", "stairway", "stairwell")
-# The room categories of Stanford's 3DSG; the ones outside `ROOM_CATEGORIES` load and are reported.
-GIBSON_ROOM_CATEGORIES = frozenset(ROOM_CATEGORIES) | {"closet", "empty_room", "exercise_room", "garage", "lobby",
-                                                        "pantry_room", "playroom", "staircase"}
 _ITEM_SIZE = (0.2, 0.2, 0.2)
 _FIXTURE_SIZE = (0.6, 0.6, 0.8)
 
@@ -53,7 +50,8 @@ class LoadReport:
         unlabelled: ids of objects without a class (class "unlabelled").
         default_sized: ids of objects with a position and no size (size taken from their class).
         laid_out: ids of objects with no position at all (placed on a fitting receptacle of their room).
-        unknown_room_categories: category -> room labels, for categories outside `GIBSON_ROOM_CATEGORIES`.
+        unknown_room_categories: category -> room labels, for categories outside the room table
+            (`ROOM_CATEGORIES`: lobby, closet, staircase, ... load as rooms all the same).
         typing: class key -> `ClassTyping`, for every class in the graph.
         stairs: links between floors: {a, b, floors, assumed, reason}.
         merged: counts of what the `.json` added to the `.npz` (labels, descriptions, affordances, objects).
@@ -159,7 +157,7 @@ def _parse(name: str, rooms: Any, objects: Any, where: str, room_key: str, class
         room = g.Room3D(rid, category, "" if _missing(rec.get("label")) else str(rec.get("label")), loc, size,
                         area, floor=_floor(rec))
         sg.rooms[rid] = room
-        if class_key(category) not in GIBSON_ROOM_CATEGORIES:
+        if class_key(category) not in ROOM_CATEGORIES:  # kept as a room, and reported
             report.unknown_room_categories.setdefault(category, []).append(room.label)
     pending, no_location = [], set()
     for key, rec in objects.items():
@@ -221,16 +219,16 @@ def room_at(sg, point, near: float = NEAR_ROOM) -> tuple[int | None, str]:
         if not all(room.size):
             continue
         lo, hi = _room_box(room)
-        z_ok = lo[2] - 0.5 <= p[2] <= hi[2] + 0.5
-        if not z_ok:
+        z_gap = max(lo[2] - p[2], p[2] - hi[2], 0.0)
+        if z_gap > 0.5:
             continue
         gap = float(np.linalg.norm(np.maximum(np.maximum(lo[:2] - p[:2], p[:2] - hi[:2]), 0.0)))
-        if gap == 0.0:
-            inside.append((float(np.prod(room.size[:2])), room.id))
+        if gap == 0.0:  # a floor's room (by height) before one of the floor below or above, then the smallest
+            inside.append((z_gap, float(np.prod(room.size[:2])), room.id))
         elif gap <= near:
-            close.append((gap, room.id))
+            close.append((gap + z_gap, room.id))
     if inside:
-        rid = min(inside)[1]
+        rid = min(inside)[2]
         return rid, f"its position lies in {sg.rooms[rid].label}'s box"
     if close:
         gap, rid = min(close)

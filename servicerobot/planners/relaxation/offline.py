@@ -70,6 +70,14 @@ def phrase_overlap(a, b, similarity=None) -> float:
     return 2 * recall * precision / (recall + precision) if recall + precision else 0.0
 
 
+FOREIGN_MATCH = 0.5  # the least similarity of one affordance pair for an object described in other words
+
+
+def _best_match(a, b, similarity=None) -> float:
+    m = np.asarray((similarity or _default_phrases()).matrix(list(a), list(b)), dtype=float)
+    return float(m.max()) if m.size else 0.0
+
+
 def attribute_score(class_: str, obj, text_similarity: float, min_affordance: float = 0.75,
                     similarity=None) -> float:
     """How well a scene object can stand in for a missing class, in [0, 1], from 3DSG attributes matched by
@@ -79,8 +87,8 @@ def attribute_score(class_: str, obj, text_similarity: float, min_affordance: fl
     whose affordances, in the profiles' own words, overlap less than `min_affordance` with the class's (an
     orange is eaten like an apple but also peeled; a magazine is read like a book but also browsed). A real
     3DSG object described in other words ("grab", "eat from", "set on": under half its affordances are
-    profile words) cannot be held to the profiles' phrasing: it passes when any of its affordances is like
-    one of the class's, and its text stands in for the affordance part of the score; so does the text of an
+    profile words) cannot be held to the profiles' phrasing: it passes when one of its affordances is like
+    one of the class's (similarity >= `FOREIGN_MATCH`), and its text stands in for the affordance part of the score; so does the text of an
     object with no affordances at all (Context Matters' added objects).
     """
     prof = PROFILES.get(class_)
@@ -92,9 +100,11 @@ def attribute_score(class_: str, obj, text_similarity: float, min_affordance: fl
     own_words = sum(a in _PROFILE_WORDS for a in obj.affordances)
     foreign = own_words * 2 < len(obj.affordances)
     if not obj.affordances or foreign:
-        # Function known only in other words (or not at all, as for Context Matters' added objects): some
-        # likeness of function is required when there are affordances, and the text speaks for the rest.
-        if obj.affordances and affordance == 0.0 and min_affordance > 0:
+        # Function known only in other words (or not at all, as for Context Matters' added objects): one of
+        # its affordances must clearly be one of the class's ("hold" / "hold food") when it has any, and the
+        # text speaks for the rest.
+        if obj.affordances and min_affordance > 0 and _best_match(prof.affordances, obj.affordances,
+                                                                  similarity) < FOREIGN_MATCH:
             return 0.0
         affordance = max(affordance, text_similarity)
     elif affordance < min_affordance:
