@@ -44,20 +44,26 @@ def _run(args: argparse.Namespace) -> int:
     backend = "ray" if args.ray_address else ("serial" if args.workers == 1 else "process")
     total = len(config.episodes())
     print(f"{config.name} ({config.hash}): {total} episodes -> {out} [{backend}]", file=sys.stderr)
-    bar = tqdm(total=total, unit="episode", file=sys.stderr, mininterval=0.5)
-    tally = {"tasks": 0, "completed": 0}
+    tty = sys.stderr.isatty()  # a bar on a terminal; in a log or a pipe, one plain line per episode
+    bar = tqdm(total=total, unit="episode", file=sys.stderr, mininterval=0.5, disable=not tty)
+    tally = {"tasks": 0, "completed": 0, "episodes": 0, "before": 0}
 
     def progress(record: dict) -> None:
         tally["tasks"] += len(record["tasks"])
         tally["completed"] += sum(t["completed"] for t in record["tasks"])
+        tally["episodes"] += 1
         bar.update(1)
-        bar.set_postfix_str(f"{record['key']} {record['status']} | tasks {tally['completed']}/{tally['tasks']}",
-                            refresh=False)
+        status = f"{record['key']} {record['status']} | tasks {tally['completed']}/{tally['tasks']}"
+        if tty:
+            bar.set_postfix_str(status, refresh=False)
+        else:
+            print(f"run [{tally['before'] + tally['episodes']}/{total}] {status}", file=sys.stderr, flush=True)
 
     try:
         from servicerobot.experiments.runner import RunInterrupted, finished_keys
 
-        bar.update(len(finished_keys(out, repair=False) & {s.key for s in config.episodes()}))
+        tally["before"] = len(finished_keys(out, repair=False) & {s.key for s in config.episodes()})
+        bar.update(tally["before"])
         counts = run_grid(config, out, backend=backend, workers=args.workers, ray_address=args.ray_address,
                           on_record=progress)
     except RunInterrupted as stop:
@@ -235,6 +241,7 @@ def _llm(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `servicerobot` console script."""
     from servicerobot import __version__
+    from servicerobot.agent import VARIANTS
     from servicerobot.experiments.config import shipped_configs
 
     parser = argparse.ArgumentParser(prog="servicerobot", description=__doc__)
@@ -246,7 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--tasks", type=int, default=3, help="tasks per episode")
     demo.add_argument("--size", default="default", choices=["small", "default", "large"])
     demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--variant", default="search-rag", help="agent variant (see README)")
+    variants = [v for base in VARIANTS for v in (base, f"{base}-noverify")]
+    demo.add_argument("--variant", default="search-rag", choices=variants, metavar="VARIANT",
+                      help="how the agent keeps memory and retrieves (default search-rag): " + ", ".join(variants))
     demo.add_argument("--no-video", action="store_true", help="skip rendering (faster)")
     demo.add_argument("--interpreter", default="default", choices=["default", "rules", "llm", "local-llm"],
                       help="how the agent reads language (as agent.interpreter in a config); default: a model "

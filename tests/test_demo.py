@@ -57,3 +57,32 @@ def test_frames_show_the_failure_banner_and_count_failed_and_open_tasks():
     env.unwrapped.set_overlay(banner="")
     assert np.array_equal(env.render(), plain)
     env.close()
+
+
+def test_demo_help_lists_the_variants_and_refuses_others(capsys):
+    import pytest
+
+    from servicerobot.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["demo", "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "search-rag" in out and "visual-only" in out and "see README" not in out
+    with pytest.raises(SystemExit) as info:
+        main(["demo", "--variant", "clever"])
+    assert info.value.code == 2
+    assert "invalid choice: 'clever'" in capsys.readouterr().err
+
+
+def test_run_prints_a_plain_line_per_episode_when_not_on_a_terminal(tmp_path, capsys):
+    from servicerobot.cli import main
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text("name: tiny\nseeds: {start: 0, count: 2}\nvariants: [oracle]\n"
+                      "envs:\n  - name: small\n    kwargs: {size: small, n_tasks: 1}\n")
+    assert main(["run", str(config), "--out", str(tmp_path / "r.jsonl"), "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "run [1/2] tiny/small/oracle/0 ok | tasks 1/1" in err
+    assert "run [2/2] tiny/small/oracle/1 ok | tasks 2/2" in err
+    assert "\r" not in err  # no progress bar redrawn in a log
