@@ -7,21 +7,11 @@ from gymnasium.envs.registration import register, registry
 
 __version__ = "0.1.0"
 
-if "ServiceRobot-v0" not in registry:
-    register(id="ServiceRobot-v0", entry_point="servicerobot.envs.core:ServiceRobotEnv",
-             kwargs={"world": "household"})
-if "ServiceRobot-PyBullet-v0" not in registry:
-    register(id="ServiceRobot-PyBullet-v0", entry_point="servicerobot.envs.core:ServiceRobotEnv",
-             kwargs={"world": "pybullet", "size": "default", "update_mode": "both", "n_tasks": 4,
-                     "event_rate": 0.02, "width": 320, "height": 240})
-if "ServiceRobot-AI2THOR-v0" not in registry:
-    register(id="ServiceRobot-AI2THOR-v0", entry_point="servicerobot.envs.core:ServiceRobotEnv",
-             kwargs={"world": "ai2thor", "scene": "FloorPlan1", "controller": "symbolic", "update_mode": "both",
-                     "n_tasks": 4, "event_rate": 0.02, "width": 480, "height": 480})
-if "ServiceRobot-Habitat-v0" not in registry:
-    register(id="ServiceRobot-Habitat-v0", entry_point="servicerobot.envs.core:ServiceRobotEnv",
-             kwargs={"world": "habitat", "scene_graph": None, "simulator": "symbolic", "update_mode": "both",
-                     "n_tasks": 4, "event_rate": 0.02, "width": 320, "height": 240})
+# Each id's options and their defaults are declared in servicerobot.envs.options (docs/options.md).
+for _id, _world in (("ServiceRobot-v0", "household"), ("ServiceRobot-PyBullet-v0", "pybullet"),
+                    ("ServiceRobot-AI2THOR-v0", "ai2thor"), ("ServiceRobot-Habitat-v0", "habitat")):
+    if _id not in registry:
+        register(id=_id, entry_point="servicerobot.envs.core:make_env", kwargs={"world": _world})
 
 __all__ = ["ServiceAgent", "__version__"]
 

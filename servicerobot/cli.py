@@ -41,6 +41,10 @@ def _run(args: argparse.Namespace) -> int:
         print(f"servicerobot run: {error}", file=sys.stderr)
         return 2
     out = Path(args.out or f"results/{config.name}.jsonl")
+    problem = _unwritable(out)
+    if problem:
+        print(f"servicerobot run: --out {out}: {problem}", file=sys.stderr)
+        return 2
     backend = "ray" if args.ray_address else ("serial" if args.workers == 1 else "process")
     total = len(config.episodes())
     print(f"{config.name} ({config.hash}): {total} episodes -> {out} [{backend}]", file=sys.stderr)
@@ -68,17 +72,45 @@ def _run(args: argparse.Namespace) -> int:
                           on_record=progress)
     except RunInterrupted as stop:
         bar.close()
-        print(f"servicerobot run: {stop}; workers stopped; the {bar.n} finished episodes are in {out}: "
+        # Counted from the file, not the bar: a signal may land between a record's write and its bar update.
+        done = len(finished_keys(out, repair=False) & {s.key for s in config.episodes()})
+        print(f"servicerobot run: {stop}; workers stopped; {done} of {total} episodes are finished in {out}: "
               "run the same command again to resume", file=sys.stderr)
         return 128 + stop.signum
     except ServiceRobotError as error:
         print(f"servicerobot run: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # the results file or its folder cannot be written
+        print(f"servicerobot run: cannot write {error.filename or out}: {error.strerror or error}", file=sys.stderr)
         return 2
     finally:
         bar.close()
     print(f"{counts['ran']} episodes run, {counts['skipped']} already done, {counts['errors']} failed; "
           f"results in {out}. Next: servicerobot report {out} --out {out.with_suffix('')}-report")
     return 1 if counts["errors"] else 0
+
+
+def _unwritable(out: Path) -> str:
+    """Why `out` cannot be a results file ("" if it can): a folder, or a path through a file."""
+    if out.is_dir():
+        return "is a folder; name a results file (e.g. results/grid.jsonl)"
+    for parent in out.parents:
+        if parent.exists() and not parent.is_dir():
+            return f"{parent} is a file, not a folder"
+        if parent.exists():
+            break
+    return ""
+
+
+def _at_least_one(text: str) -> int:
+    """argparse type: an integer >= 1 (`--workers 0` is an error, not a quiet serial run)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1 (1 runs serially), got {value}")
+    return value
 
 
 def _with_llm_flags(config, args: argparse.Namespace):
@@ -267,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("config", help="a YAML config file, or a shipped config name ("
                      + ", ".join(sorted(shipped_configs())) + ")")
     run.add_argument("--out", help="results file (default results/<config name>.jsonl)")
-    run.add_argument("--workers", type=int, default=None, help="parallel episodes (default: CPU count; 1 = serial)")
+    run.add_argument("--workers", type=_at_least_one, default=None,
+                     help="parallel episodes, >= 1 (default: CPU count; 1 = serial)")
     run.add_argument("--ray-address", default=None,
                      help="run on Ray: 'local' starts an instance here, 'auto' or HOST:PORT joins a cluster")
     run.add_argument("--llm-timeout", type=float, default=None,

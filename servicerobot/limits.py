@@ -11,7 +11,7 @@ from typing import IO, Any
 
 from servicerobot.errors import ServiceRobotError
 
-__all__ = ["EXCERPT_CHARS", "excerpt", "open_bounded", "read_bounded", "read_text_bounded"]
+__all__ = ["EXCERPT_CHARS", "excerpt", "open_bounded", "read_bounded", "read_text_bounded", "shorten"]
 
 EXCERPT_CHARS = 80  # what an error message quotes of a value it complains about
 
@@ -32,6 +32,12 @@ def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str:
     except Exception:  # noqa: BLE001 - a hostile __repr__ must not turn an error message into another error
         text = f"<a {type(value).__name__}>"
     return text if len(text) <= 2 * limit else text[:2 * limit - 3] + "..."
+
+
+def shorten(text: str, limit: int = 300) -> str:
+    """`text` (e.g. another error's message) as is when short, else its first `limit` characters and a count
+    of the rest."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
 
 
 def open_bounded(path: str | os.PathLike, cap: int, what: str, error: type[Exception] = ServiceRobotError) -> IO[bytes]:

@@ -10,12 +10,23 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from servicerobot.envs.options import (
+    ENV_OPTIONS,
+    WORLD_IDS,
+    WORLDS,
+    OptionError,
+    check_env_options,
+    check_options,
+)
 from servicerobot.envs.world import Utterance, World
-from servicerobot.errors import SceneError
+from servicerobot.limits import excerpt
 
-__all__ = ["CHARSET", "UPDATE_MODES", "ServiceRobotEnv"]
+__all__ = ["CHARSET", "MAX_ACTION_CHARS", "MAX_ERROR_CHARS", "UPDATE_MODES", "WORLD_IDS", "ServiceRobotEnv",
+           "make_env"]
 
 UPDATE_MODES = ("verbal", "visual", "both")
+MAX_ACTION_CHARS = 512  # the action space's max_length: a longer action is refused without being parsed
+MAX_ERROR_CHARS = 1024  # info["action_error"] and obs["action_result"] (whose space allows 2048)
 # JSON is written with ensure_ascii, so printable ASCII covers every observation string.
 CHARSET = frozenset(string.printable) - frozenset("\x0b\x0c")
 
@@ -73,10 +84,13 @@ class ServiceRobotEnv(gym.Env):
     human `events` with their true deltas and what was told.
 
     ## Arguments
-    `world` ("household"), `size` ("small" | "default" | "large" or a `HouseholdConfig`),
-    `update_mode` ("verbal" | "visual" | "both"), `verbal_share` (share of events people report),
-    `n_tasks`, `event_rate`, `disturbance_prob`, `task_kinds`, `step_cost`, `invalid_penalty`,
-    `render_mode` ("rgb_array"), `width`, `height`.
+    `world` ("household", "pybullet", "ai2thor", "habitat" or a `World`), then that world's options:
+    `size` ("small" | "default" | "large" or a `HouseholdConfig`), `update_mode` ("verbal" | "visual" |
+    "both"), `verbal_share` (share of events people report), `n_tasks`, `event_rate`, `disturbance_prob`,
+    `task_kinds`, `step_cost`, `invalid_penalty`, `render_mode` ("rgb_array"), `width`, `height`. Each
+    world's options, their types, ranges and defaults are declared in `servicerobot.envs.options` (listed in
+    docs/options.md); a bad one raises `OptionError` naming it and its range before anything is built.
+    With a `World` object only the env's own options (`update_mode` ... `height`) may be given.
 
     ## Registered Configurations
     `ServiceRobot-v0` (household, default size, verbal updates).
@@ -84,31 +98,21 @@ class ServiceRobotEnv(gym.Env):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 4}
 
-    def __init__(self, world: str | World = "household", *, size: Any = "default", update_mode: str = "verbal",
-                 verbal_share: float = 1.0, n_tasks: int = 4, event_rate: float = 0.05,
-                 disturbance_prob: float = 0.6, task_kinds: tuple[str, ...] | list[str] | None = None,
-                 step_cost: float = 0.01, invalid_penalty: float = 0.1, render_mode: str | None = None,
-                 width: int = 640, height: int = 480, **world_options: Any):
-        if update_mode not in UPDATE_MODES:
-            raise SceneError(f"update_mode must be one of {UPDATE_MODES}, got {update_mode!r}")
-        if not 0.0 <= verbal_share <= 1.0:
-            raise SceneError(f"verbal_share must be in [0, 1], got {verbal_share}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise SceneError(f"render_mode must be one of {self.metadata['render_modes']} or None, "
-                             f"got {render_mode!r}")
+    def __init__(self, world: str | World = "household", **options: Any):
+        # Every option is checked (type and range, see `servicerobot.envs.options`) before anything is built.
         if isinstance(world, str):
-            world = _make_world(world, size=size, n_tasks=n_tasks, event_rate=event_rate,
-                                disturbance_prob=disturbance_prob, task_kinds=task_kinds, **world_options)
-        elif world_options:
-            raise SceneError(f"options {sorted(world_options)} are for a world built by name; "
-                             f"pass them to the world object instead")
+            opts = check_options(world, options)
+            given = set(options)
+            world = _make_world(world, {k: v for k, v in opts.items() if k not in ENV_OPTIONS}, given)
+        elif isinstance(world, World):
+            opts = check_env_options(options)
+        else:
+            raise OptionError(f"world must be a world name {list(WORLDS)} or a World, got {excerpt(world)}")
+        self.options = opts  # every option, checked, defaults filled in
         self.world = world
-        self.update_mode = update_mode
-        self.verbal_share = verbal_share
-        self.step_cost = step_cost
-        self.invalid_penalty = invalid_penalty
-        self.render_mode = render_mode
-        self.width, self.height = width, height
+        self.update_mode, self.verbal_share = opts["update_mode"], opts["verbal_share"]
+        self.step_cost, self.invalid_penalty = opts["step_cost"], opts["invalid_penalty"]
+        self.render_mode, self.width, self.height = opts["render_mode"], opts["width"], opts["height"]
 
         n = world.max_entities
         self.observation_space = spaces.Dict({
@@ -119,7 +123,7 @@ class ServiceRobotEnv(gym.Env):
             "robot_room": spaces.Discrete(world.n_rooms),
             "visible": spaces.MultiBinary(n),
         })
-        self.action_space = spaces.Text(max_length=512, min_length=0, charset=CHARSET)
+        self.action_space = spaces.Text(max_length=MAX_ACTION_CHARS, min_length=0, charset=CHARSET)
         self._task = None
         self._overlay: dict[str, Any] = {}
         self._percept_json: dict[int, tuple[Any, str]] = {}  # id(percept) -> (percept, its JSON)
@@ -156,7 +160,7 @@ class ServiceRobotEnv(gym.Env):
         if self._task is None:
             raise gym.error.ResetNeeded("the episode is over: call reset() before step()")
         world, task = self.world, self._task
-        executed, error = world.execute(action if isinstance(action, str) else repr(action))
+        executed, error = _execute(world, action)
         self._step_in_task += 1
         events = world.tick(task, self._step_in_task)
         utterances = self._tell(events) if events else []
@@ -282,28 +286,43 @@ class ServiceRobotEnv(gym.Env):
                 "tasks_total": n_tasks, "oracle": {"goal": task.goal, "task_kind": task.kind, "events": events}}
 
 
-def _make_world(name: str, **kwargs: Any) -> World:
-    """Build a world by name; options a world does not know raise `SceneError` naming them."""
+def _execute(world: World, action: Any) -> tuple[str, str]:
+    """`world.execute(action)`, except that an action too long to be a skill is refused unread, and an error
+    message longer than `MAX_ERROR_CHARS` is cut: `info["action_error"]` quotes only a short excerpt."""
+    text = action if isinstance(action, str) else excerpt(action)
+    if len(text) > MAX_ACTION_CHARS:
+        return "", (f"the action is {len(text):,} characters long; a skill is at most {MAX_ACTION_CHARS:,} "
+                    f"(e.g. '(pick-up robot mug_1 table_1 kitchen)'): {excerpt(text)}")
+    executed, error = world.execute(text)
+    if len(error) > MAX_ERROR_CHARS:
+        error = f"{error[:MAX_ERROR_CHARS - 60]}... ({len(error) - MAX_ERROR_CHARS + 60:,} more characters)"
+    return executed, error
+
+
+def make_env(**options: Any) -> ServiceRobotEnv:
+    """The registered ids' entry point: `ServiceRobotEnv(**options)`.
+
+    A function rather than the class, so that `gym.make` leaves `render_mode` to the env's own check (it
+    reads a class's `metadata` first and fails on a non-string render_mode with a raw AttributeError)."""
+    return ServiceRobotEnv(**options)
+
+
+def _make_world(name: str, options: dict[str, Any], given: set[str]) -> World:
+    """Build a world by name from its checked options (`given`: those the caller set, not defaulted)."""
     if name == "household":
         from servicerobot.envs.household.world import HouseholdOptions, HouseholdWorld
 
-        known = {"size", "n_tasks", "event_rate", "disturbance_prob", "task_kinds"}
-        if set(kwargs) - known:
-            raise SceneError(f"unknown option(s) {sorted(set(kwargs) - known)} for the household world")
-        opts = {k: v for k, v in kwargs.items() if k != "size" and v is not None}
-        if "task_kinds" in opts:
-            opts["task_kinds"] = tuple(opts["task_kinds"])
-        return HouseholdWorld(kwargs["size"], HouseholdOptions(**opts))
+        opts = {k: v for k, v in options.items() if k != "size" and v is not None}
+        return HouseholdWorld(options["size"], HouseholdOptions(**opts))
     if name == "pybullet":
         from servicerobot.envs.pybullet.world import make_pybullet_world
 
-        return make_pybullet_world(**kwargs)
+        return make_pybullet_world(**options)
     if name == "ai2thor":
         from servicerobot.envs.ai2thor.world import make_ai2thor_world
 
-        return make_ai2thor_world(**kwargs)
-    if name == "habitat":
-        from servicerobot.envs.habitat.world import make_habitat_world
+        return make_ai2thor_world(**options)
+    from servicerobot.envs.habitat.world import _EXECUTOR_OPTIONS, make_habitat_world
 
-        return make_habitat_world(**kwargs)
-    raise SceneError(f"unknown world {name!r}; available: ['household', 'pybullet', 'ai2thor', 'habitat']")
+    # camera settings are passed only when set: with simulator='symbolic' they are an error, not a default
+    return make_habitat_world(**{k: v for k, v in options.items() if k not in _EXECUTOR_OPTIONS or k in given})

@@ -252,7 +252,7 @@ def _serial(todo: list[EpisodeSpec], run: dict, workers: int) -> Iterator[dict]:
 
 def _process(todo: list[EpisodeSpec], run: dict, workers: int) -> Iterator[dict]:
     import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     if workers <= 1:
         yield from _serial(todo, run, workers)
@@ -261,18 +261,23 @@ def _process(todo: list[EpisodeSpec], run: dict, workers: int) -> Iterator[dict]
     context = mp.get_context("spawn")
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init,
                                initargs=(context.Value("i", 0),))
-    futures = []
+    # At most 2 episodes per worker are submitted at a time, and none is ever cancelled: on a stop the
+    # workers are killed and the pool fails what is in flight itself. (Cancelling queued futures first made
+    # the pool's manager thread die with InvalidStateError when it then failed them: Python 3.11.)
+    queue = deque(todo)
+    running: set = set()
     try:
-        futures = [pool.submit(_one, (spec, run)) for spec in todo]
-        for future in as_completed(futures):
-            yield future.result()
+        while queue or running:
+            while queue and len(running) < 2 * workers:
+                running.add(pool.submit(_one, (queue.popleft(), run)))
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
     except BaseException:  # a signal, an error, or the consumer stopping: stop the workers too
-        for f in futures:
-            f.cancel()
         _kill_workers(pool)
+        pool.shutdown(wait=True)
         raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    pool.shutdown(wait=True)
 
 
 def _ray(todo: list[EpisodeSpec], run: dict, workers: int, ray_address: str | None = None) -> Iterator[dict]:

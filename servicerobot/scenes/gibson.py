@@ -23,7 +23,7 @@ import numpy as np
 
 from servicerobot.errors import SceneError
 from servicerobot.files import write_atomic
-from servicerobot.limits import excerpt, open_bounded, read_text_bounded
+from servicerobot.limits import excerpt, open_bounded, read_text_bounded, shorten
 from servicerobot.pddl import Atom
 from servicerobot.scenes.gibson_classes import (
     CLASS_TO_TYPE,
@@ -502,7 +502,7 @@ def _read_npz_output(path: Path) -> dict:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, RuntimeError,
             ValueError) as error:
-        raise SceneError(f"{path}: not a readable .npz archive ({excerpt(str(error))})") from error
+        raise SceneError(f"{path}: not a readable .npz archive ({shorten(str(error))})") from error
     return _unpickle_output(raw, path)
 
 
@@ -543,13 +543,13 @@ def _unpickle_output(raw: bytes, path: Path) -> dict:
         shape, _, dtype = (np.lib.format.read_array_header_1_0(stream) if version == (1, 0)
                            else np.lib.format.read_array_header_2_0(stream))
     except ValueError as error:
-        raise SceneError(f"{path}: 'output' is not a valid .npy array ({excerpt(str(error))})") from error
+        raise SceneError(f"{path}: 'output' is not a valid .npy array ({shorten(str(error))})") from error
     if dtype != object or shape != ():
         raise SceneError(f"{path}: 'output' must be a pickled dict (0-d object array), got {dtype} {excerpt(shape)}")
     try:
         value = _DataUnpickler(stream, encoding="latin1").load()  # latin1: numpy arrays pickled by Python 2
     except Exception as error:  # a truncated or hostile pickle fails in many ways
-        raise SceneError(f"{path}: cannot read 'output' ({type(error).__name__}: {excerpt(str(error))})") from error
+        raise SceneError(f"{path}: cannot read 'output' ({type(error).__name__}: {shorten(str(error))})") from error
     if isinstance(value, np.ndarray):
         value = value.item() if value.shape == () else value
     _check_plain(value, str(path))
@@ -560,7 +560,7 @@ def _unpickle_output(raw: bytes, path: Path) -> dict:
 
 def _keys(record: dict) -> str:
     """A record's keys for an error message: the first ten, each cut short."""
-    shown = sorted(excerpt(str(k), 40) for k in list(record)[:10])
+    shown = sorted(shorten(str(k), 40) for k in list(record)[:10])
     return f"[{', '.join(shown)}{f' and {len(record) - 10:,} more' if len(record) > 10 else ''}]"
 
 
@@ -662,7 +662,7 @@ def load_3dsg(path: str | Path) -> SceneGraph3D:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
-            raise SceneError(f"{path}: not valid JSON ({excerpt(str(error))})") from error
+            raise SceneError(f"{path}: not valid JSON ({shorten(str(error))})") from error
         except RecursionError:
             raise SceneError(f"{path}: nested too deeply for a scene graph") from None
         if not isinstance(data, dict) or "rooms" not in data or "objects" not in data:

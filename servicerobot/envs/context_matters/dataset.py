@@ -19,7 +19,7 @@ from pathlib import Path
 from servicerobot.envs.context_matters.tasks import CMInstance
 from servicerobot.errors import SceneError
 from servicerobot.files import write_atomic
-from servicerobot.limits import excerpt, read_text_bounded
+from servicerobot.limits import excerpt, read_text_bounded, shorten
 
 __all__ = ["ACCEPTABLE_FILE", "read_split", "split_names", "write_split"]
 
@@ -109,7 +109,7 @@ def _read_json(path: Path, cap: int, what: str):
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SceneError(f"{path}: not a readable JSON {what}: {excerpt(str(exc))}") from None
+        raise SceneError(f"{path}: not a readable JSON {what}: {shorten(str(exc))}") from None
     except RecursionError:
         raise SceneError(f"{path}: the {what} is nested too deeply") from None
 
@@ -198,5 +198,5 @@ def _read_instance(folder: Path, split: str, problem: str, scene: str, expected:
             acceptable = tuple(tuple(str(x) for x in goal) for goal in data["acceptable_goals"])
             variant = str(data.get("variant", ""))
         except (AttributeError, KeyError, TypeError) as exc:
-            raise SceneError(f"{acc_path}: not a list of acceptable goals ({excerpt(str(exc))})") from exc
+            raise SceneError(f"{acc_path}: not a list of acceptable goals ({shorten(str(exc))})") from exc
     return CMInstance(split, problem, sg, task, init_loc, description, expected, acceptable, variant)

@@ -21,6 +21,7 @@ from importlib import resources
 import numpy as np
 
 from servicerobot.adapters.pybullet import PyBulletAdapter, atom_to_triplet
+from servicerobot.envs.options import MAX_TASKS
 from servicerobot.envs.pybullet.collision import CollisionChecker
 from servicerobot.envs.pybullet.layout import (
     INFLATION,
@@ -35,6 +36,7 @@ from servicerobot.envs.pybullet.sim import Sim
 from servicerobot.envs.pybullet.tasks import TASK_KINDS, PyBulletTasks
 from servicerobot.envs.world import Utterance, World
 from servicerobot.errors import ActionError, SceneError
+from servicerobot.limits import excerpt
 from servicerobot.pddl import Atom, Domain, Interpreter, Problem, parse_domain
 from servicerobot.scenes.tamp_map import TampMap
 
@@ -85,8 +87,8 @@ class PyBulletOptions:
         unknown = [k for k in self.task_kinds if k not in TASK_KINDS]
         if unknown or not self.task_kinds:
             raise SceneError(f"unknown task kinds {unknown}; choose from {list(TASK_KINDS)}")
-        if self.n_tasks < 1:
-            raise SceneError(f"n_tasks must be >= 1, got {self.n_tasks}")
+        if isinstance(self.n_tasks, bool) or not isinstance(self.n_tasks, int) or not 1 <= self.n_tasks <= MAX_TASKS:
+            raise SceneError(f"n_tasks must be an integer in [1, {MAX_TASKS}], got {excerpt(self.n_tasks)}")
         if self.task_order not in ("random", "cycle"):
             raise SceneError(f"task_order must be 'random' or 'cycle', got {self.task_order!r}")
         if not 0.0 <= self.event_rate <= 1.0:
