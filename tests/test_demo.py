@@ -86,3 +86,39 @@ def test_run_prints_a_plain_line_per_episode_when_not_on_a_terminal(tmp_path, ca
     assert "run [1/2] tiny/small/oracle/0 ok | tasks 1/1" in err
     assert "run [2/2] tiny/small/oracle/1 ok | tasks 2/2" in err
     assert "\r" not in err  # no progress bar redrawn in a log
+
+
+def test_frame_text_is_never_cut_mid_word():
+    from servicerobot.envs.household.rendering import _SHORT_NOUN, _fit, _fit_parts, _font
+
+    font = _font(11)
+    text = "Could you put the dirty plates from the dining table in the kitchen sink?"
+    cut = _fit(text, font, 150)
+    assert cut.endswith("…") and text.startswith(cut[:-1]) and text[len(cut) - 1] == " "
+    plan = " -> ".join(f"(move robot room_{i} room_{i + 1})" for i in range(8))
+    fitted = _fit_parts(plan, " -> ", font, 300)
+    kept, more = fitted.rsplit("  (+", 1)
+    assert plan.startswith(kept) and kept.count("(move") + int(more.rstrip(")")) == 8
+    env = gym.make("ServiceRobot-v0", render_mode="rgb_array")
+    env.reset(seed=0)
+    env.render()
+    renderer = env.unwrapped.world._renderer
+    for fixture, label in renderer._label.items():
+        noun = env.unwrapped.world.scene.entities[fixture].noun
+        assert label == "" or label in noun.split() or label == _SHORT_NOUN.get(noun), (noun, label)
+    env.close()
+
+
+def test_frames_label_the_items_a_task_is_about():
+    env = gym.make("ServiceRobot-v0", size="small", render_mode="rgb_array")
+    env.reset(seed=0)
+    plain = env.render()
+    renderer = env.unwrapped.world._renderer
+    item, (x, y) = next(iter(renderer._item_xy.items()))
+    env.unwrapped.set_overlay(highlight=[item, "no_such_entity"])
+    marked = env.render()
+    x, y = int(x), int(y)
+    near = (slice(max(0, y - 12), y + 12), slice(max(0, x - 12), x + 40))
+    assert not np.array_equal(plain[near], marked[near])  # a ring and a name tag beside the item
+    assert np.array_equal(plain[renderer.map_h:], marked[renderer.map_h:])
+    env.close()

@@ -90,12 +90,13 @@ def run_demo(out: str | Path, episodes: int = 2, tasks: int = 3, size: str = "de
                   mininterval=0.5, file=sys.stderr, disable=not tty) as bar:
             while True:
                 action = agent.act(obs)
-                plan = list(agent.task.plan)[:3] if agent.task is not None else []
+                plan = list(agent.task.plan) if agent.task is not None else []
                 failure = agent.failure_reason() if agent.task is not None and not plan else None
                 if failure is not None and failure.reason != "goal believed done":
                     plan = [f"none ({failure.reason})"]
+                goal_entities = agent.goal_entities() if agent.task is not None and agent.task.goal else []
                 env.unwrapped.set_overlay(plan=plan, last_action=action, belief=belief_line(agent),
-                                          waiting=waiting_line(agent, action))
+                                          waiting=waiting_line(agent, action), highlight=goal_entities)
                 if steps >= banner_until:
                     env.unwrapped.set_overlay(banner="")
                 obs, _, terminated, truncated, info = env.step(action)

@@ -56,7 +56,7 @@ _SHORT_NOUN = {
     "kitchen sink": "sink", "bathroom sink": "sink", "trash can": "trash", "coffee table": "coffee",
     "tv stand": "tv", "dining table": "table", "laundry basket": "basket", "storage shelf": "shelf",
     "shoe rack": "shoes", "console table": "console", "toy box": "toys", "bookshelf": "books",
-    "nightstand": "nightst.",
+    "nightstand": "stand", "sideboard": "board",
 }
 
 _WALL: RGB = (60, 58, 64)
@@ -113,7 +113,8 @@ def _text_width(font: Any, text: str) -> float:
 
 
 def _fit(text: str, font: Any, max_w: float) -> str:
-    """`text`, cut and ended with an ellipsis where it is wider than `max_w` pixels."""
+    """`text`, cut after a whole word and ended with an ellipsis where it is wider than `max_w` pixels (mid-word
+    only when not even its first word fits)."""
     if max_w <= 0:
         return ""
     if _text_width(font, text) <= max_w:
@@ -125,7 +126,23 @@ def _fit(text: str, font: Any, max_w: float) -> str:
             lo = mid
         else:
             hi = mid - 1
+    cut = text.rfind(" ", 0, lo + 1) if lo < len(text) and not text[lo].isspace() else lo
+    if cut > 0:
+        lo = cut
     return text[:lo].rstrip() + "…" if lo else ""
+
+
+def _fit_parts(text: str, sep: str, font: Any, max_w: float) -> str:
+    """`text` made of parts joined by `sep`, keeping as many whole parts as fit and saying how many were left
+    out ("a -> b  (+2)"), so that no part is cut."""
+    if _text_width(font, text) <= max_w:
+        return text
+    parts = text.split(sep)
+    for k in range(len(parts) - 1, 0, -1):
+        shorter = f"{sep.join(parts[:k])}  (+{len(parts) - k})"
+        if _text_width(font, shorter) <= max_w:
+            return shorter
+    return _fit(text, font, max_w)
 
 
 def _wrap(text: str, font: Any, max_w: float, max_lines: int) -> list[str]:
@@ -269,10 +286,9 @@ class HouseholdRenderer:
             box = (round(cx - bw / 2), round(cy - bh / 2), round(cx + bw / 2), round(cy + bh / 2))
             self._box[f] = box
             noun = e.noun
-            label = _SHORT_NOUN.get(noun, noun.split()[0])
-            while label and _text_width(font, label) > bw - 3:  # abbreviate: cut letters, no ellipsis
-                label = label[:-1]
-            self._label[f] = label.rstrip(" .") if len(label) >= 2 else ""
+            # a whole word that fits the box: never a word cut short ("nightst"); none when nothing fits
+            words = [_SHORT_NOUN.get(noun, noun.split()[0]), *reversed(noun.split())]
+            self._label[f] = next((w for w in words if _text_width(font, w) <= bw - 3), "")
             down = cy < (ry0 + ry1) / 2
             cols = max(4, round((bw + sl) / sl))
             half = (cols - 1) / 2 * sl
@@ -416,8 +432,8 @@ class HouseholdRenderer:
             state: the true world state (every item is drawn; ones in closed containers faded).
             overlay: optional text: "task", "utterances" ([{"speaker", "text"}]), "tasks_completed",
                 "tasks_failed", "tasks_total", "last_action", "waiting" (why the robot waits), "plan" (list of
-                str), "belief", "banner" (drawn across the top of the map, e.g. "task failed: ..."). Missing
-                keys are skipped.
+                str), "belief", "banner" (drawn across the top of the map, e.g. "task failed: ..."), "highlight"
+                (entity names: those items get a ring and a name tag). Missing keys are skipped.
 
         Returns:
             A (height, width, 3) uint8 RGB array (a fresh array each call).
@@ -428,11 +444,35 @@ class HouseholdRenderer:
             self._map = self._render_map(state)
             self._map_atoms = atoms
         frame[: self.map_h] = self._map
+        highlight = (overlay or {}).get("highlight")
+        if highlight:
+            self._label_items(frame, [str(h) for h in highlight][:6])
         frame[self.map_h:] = self._render_panel(overlay or {})
         banner = _as_text((overlay or {}).get("banner"))
         if banner:
             self._draw_banner(frame, banner)
         return frame
+
+    def _label_items(self, frame: np.ndarray, names: list[str]) -> None:
+        """A ring and a short name tag ("mug", "milk") beside each named item on the map (the items a task is
+        about); names that are not items drawn now (fixtures, people, items out of the picture) are skipped."""
+        img = Image.fromarray(frame[: self.map_h])
+        d = ImageDraw.Draw(img)
+        font, r = self._fix_font, self._item_r
+        for name in names:
+            xy = self._item_xy.get(name)
+            entity = self.scene.entities.get(name)
+            if xy is None or entity is None:
+                continue
+            x, y = xy
+            d.ellipse((x - r - 2, y - r - 2, x + r + 2, y + r + 2), outline=(255, 60, 200), width=2)
+            tag = entity.noun.split()[-1] if entity.noun else name
+            tw, th = _text_width(font, tag), font.getbbox("Ag")[3]
+            tx = min(max(1, x + r + 3), self.width - tw - 3)
+            ty = min(max(1, y - th - 2), self.map_h - th - 3)
+            d.rectangle((tx - 1, ty - 1, tx + tw + 1, ty + th + 1), fill=(255, 255, 255), outline=(255, 60, 200))
+            d.text((tx, ty), tag, fill=(20, 20, 20), font=font)
+        frame[: self.map_h] = np.asarray(img, dtype=np.uint8)
 
     def _draw_banner(self, frame: np.ndarray, text: str) -> None:
         """A red strip across the top of the map with `text` in it (wrapped to two lines at most)."""
@@ -446,6 +486,7 @@ class HouseholdRenderer:
         frame[:h] = np.asarray(img, dtype=np.uint8)
 
     def _render_map(self, state: HouseholdState) -> np.ndarray:
+        self._item_xy: dict[str, tuple[float, float]] = {}
         ents = self.scene.entities
         contents: dict[str, list[str]] = {}
         agent_room: dict[str, str] = {}
@@ -552,6 +593,7 @@ class HouseholdRenderer:
     def _draw_item(self, d: ImageDraw.ImageDraw, item: str, x: float, y: float, r: float, faded: bool,
                    dirty: set, broken: set, wet: set, outline: RGB = (60, 60, 60)) -> None:
         """An item dot: its colour (faded when shut away), brown ring if dirty, red cross if broken."""
+        self._item_xy[item] = (x, y)
         colour = (self._item_faded if faded else self._item_rgb).get(item, _DEFAULT_ITEM)
         if item in dirty:
             outline, width = _DIRTY, 2 if r >= 2.5 else 1
@@ -588,8 +630,8 @@ class HouseholdRenderer:
         plan = overlay.get("plan")
         if plan:
             steps = [plan] if isinstance(plan, str) else [_as_text(p) for p in plan]
-            more = f"  (+{len(steps) - 3})" if len(steps) > 3 else ""
-            lines.append(([("Plan: ", _DIM_TEXT), (" -> ".join(steps[:3]) + more, _TEXT)], "plan"))
+            # every step: the panel keeps as many whole ones as fit and counts the rest
+            lines.append(([("Plan: ", _DIM_TEXT), (" -> ".join(steps), _TEXT)], "plan"))
         if overlay.get("belief") not in (None, ""):
             lines.append(([("Belief: ", _DIM_TEXT), (_as_text(overlay["belief"]), _TEXT)], "belief"))
         return lines
@@ -625,6 +667,10 @@ class HouseholdRenderer:
                 rows.append((head, (wrapped[0] if wrapped else "", colour)))
                 indent = " " * max(1, int(_text_width(font, head[0]) // max(1.0, _text_width(font, " "))))
                 rows.extend(((indent, colour), (extra, colour)) for extra in wrapped[1:])
+            elif role in ("plan", "belief"):
+                head, (body, colour) = segs[0], segs[1]
+                room = self.width - 2 * pad - _text_width(font, head[0])
+                rows.append((head, (_fit_parts(body, " -> " if role == "plan" else "; ", font, room), colour)))
             else:
                 rows.append(tuple(segs))
         for i, segs in enumerate(rows[:capacity]):
