@@ -162,39 +162,52 @@ def _parse(name: str, rooms: Any, objects: Any, where: str, room_key: str, class
     pending, no_location = [], set()
     for key, rec in objects.items():
         w = f"{where}: object {g.excerpt(key, 40) if isinstance(key, str) else g.excerpt(key)}"
-        if not isinstance(rec, dict):
-            raise SceneError(f"{w} must be a dict, got {type(rec).__name__}")
-        oid = g._int(rec.get("id", key), f"{w} id")
-        raw_class = rec.get(class_field, rec.get("class", rec.get("class_")))
-        if _missing(raw_class):
-            class_ = UNLABELLED
-            report.unlabelled.append(oid)
-        else:
-            class_ = str(raw_class)
-        geo = g._geometry(rec, w)
-        if geo is None:
-            no_location.add(oid)
-        loc, size = geo if geo else ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
-        if geo is not None and not all(size):
-            size = _default_size(class_)
-            report.default_sized.append(oid)
-        raw_parent = rec.get("parent_room")
-        parent = None
-        if not _missing(raw_parent):
-            try:
-                parent = g._int(raw_parent, f"{w} parent_room")
-            except SceneError:
-                parent = None
-        label = "" if _missing(rec.get("label")) else str(rec.get("label"))
-        obj = g.Object3D(oid, class_, label, parent if parent is not None else 0, loc, size,
-                         g._strings(rec.get("action_affordance"), f"{w} action_affordance"),
-                         g._strings(rec.get("material"), f"{w} material"),
-                         "" if _missing(rec.get("description")) else str(rec.get("description")))
-        if parent is None or parent not in sg.rooms:
-            pending.append((obj, raw_parent, geo is not None))
-        else:
-            sg.objects[oid] = obj
+        try:  # one bad object record is refused alone, with the reason; the building loads
+            _parse_object(key, rec, w, class_field, sg, report, pending, no_location)
+        except SceneError as error:
+            raw = rec.get(class_field) if isinstance(rec, dict) else None
+            report.refused.append({"object": key if isinstance(key, (int, str)) else g.excerpt(key),
+                                   "label": "", "class": "" if _missing(raw) else str(raw)[:80],
+                                   "reason": str(error).removeprefix(f"{w} ").removeprefix(f"{w}: ")})
     return _Parsed(sg, pending, no_location, room_geometry and bool(sg.rooms))
+
+
+def _parse_object(key: Any, rec: Any, w: str, class_field: str, sg, report: LoadReport, pending: list,
+                  no_location: set[int]) -> None:
+    from servicerobot.scenes import gibson as g
+
+    if not isinstance(rec, dict):
+        raise SceneError(f"{w} must be a dict, got {type(rec).__name__}")
+    oid = g._int(rec.get("id", key), f"{w} id")
+    raw_class = rec.get(class_field, rec.get("class", rec.get("class_")))
+    geo = g._geometry(rec, w)
+    affordances = g._strings(rec.get("action_affordance"), f"{w} action_affordance")
+    materials = g._strings(rec.get("material"), f"{w} material")
+    if _missing(raw_class):
+        class_ = UNLABELLED
+        report.unlabelled.append(oid)
+    else:
+        class_ = str(raw_class)
+    if geo is None:
+        no_location.add(oid)
+    loc, size = geo if geo else ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    if geo is not None and not all(size):
+        size = _default_size(class_)
+        report.default_sized.append(oid)
+    raw_parent = rec.get("parent_room")
+    parent = None
+    if not _missing(raw_parent):
+        try:
+            parent = g._int(raw_parent, f"{w} parent_room")
+        except SceneError:
+            parent = None
+    label = "" if _missing(rec.get("label")) else str(rec.get("label"))
+    obj = g.Object3D(oid, class_, label, parent if parent is not None else 0, loc, size, affordances, materials,
+                     "" if _missing(rec.get("description")) else str(rec.get("description")))
+    if parent is None or parent not in sg.rooms:
+        pending.append((obj, raw_parent, geo is not None))
+    else:
+        sg.objects[oid] = obj
 
 
 def _default_size(class_: str) -> tuple[float, float, float]:
