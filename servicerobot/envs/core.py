@@ -79,7 +79,9 @@ class ServiceRobotEnv(gym.Env):
 
     ## Info
     `success` (all tasks so far completed), `task_completed` (this step), `task` (active task text),
-    `action_error` ("" when fine), `tasks_completed`, `tasks_failed`, `tasks_total`, and under
+    `action_error` ("" when fine), `tasks_completed`, `tasks_failed`, `tasks_total`, `task_failure` (why a
+    task ended failed at this step: out of steps, or an action the executor failed the same way 3 times;
+    "" otherwise), and under
     `oracle`, for evaluation only: the active task's ground-truth `goal` and `task_kind`, and this step's
     human `events` with their true deltas and what was told.
 
@@ -118,7 +120,9 @@ class ServiceRobotEnv(gym.Env):
         self.observation_space = spaces.Dict({
             "utterances": spaces.Text(max_length=8192, min_length=0, charset=CHARSET),
             "percept": spaces.Text(max_length=4096 + 160 * n, min_length=0, charset=CHARSET),
-            "prior": spaces.Text(max_length=8192 + 400 * n, min_length=0, charset=CHARSET),
+            # A world of fixed buildings measures its prior (a big real building outgrows the per-entity bound).
+            "prior": spaces.Text(max_length=max(8192 + 400 * n, getattr(world, "max_prior_chars", None) or 0),
+                                 min_length=0, charset=CHARSET),
             "action_result": spaces.Text(max_length=2048, min_length=0, charset=CHARSET),
             "robot_room": spaces.Discrete(world.n_rooms),
             "visible": spaces.MultiBinary(n),
@@ -148,6 +152,7 @@ class ServiceRobotEnv(gym.Env):
         self._completed = 0
         self._failed = 0
         self._last_utterances: list[dict] = []
+        self._task_failure = ""
         self._overlay = {}
         prior = _dumps(self.world.prior())
         self._step_events: list[tuple[Any, bool]] = []
@@ -160,6 +165,7 @@ class ServiceRobotEnv(gym.Env):
         if self._task is None:
             raise gym.error.ResetNeeded("the episode is over: call reset() before step()")
         world, task = self.world, self._task
+        self._task_failure = ""
         executed, error = _execute(world, action)
         self._step_in_task += 1
         events = world.tick(task, self._step_in_task)
@@ -172,8 +178,9 @@ class ServiceRobotEnv(gym.Env):
             self._completed += 1
             task_completed = True
             last_ok = True
-        elif self._step_in_task >= task.budget:
+        elif (blocked := getattr(world, "task_blocked", str)()) or self._step_in_task >= task.budget:
             self._failed += 1
+            self._task_failure = blocked or "out of steps: the task's step budget ran out"
             last_ok = False
         else:
             last_ok = None
@@ -280,10 +287,12 @@ class ServiceRobotEnv(gym.Env):
         if task is None:
             return {"success": self._completed == n_tasks, "task_completed": task_completed, "task": "",
                     "action_error": error, "tasks_completed": self._completed, "tasks_failed": self._failed,
-                    "tasks_total": n_tasks, "oracle": {"goal": None, "task_kind": None, "events": events}}
+                    "tasks_total": n_tasks, "task_failure": self._task_failure,
+                    "oracle": {"goal": None, "task_kind": None, "events": events}}
         return {"success": self._completed == n_tasks, "task_completed": task_completed, "task": task.text,
                 "action_error": error, "tasks_completed": self._completed, "tasks_failed": self._failed,
-                "tasks_total": n_tasks, "oracle": {"goal": task.goal, "task_kind": task.kind, "events": events}}
+                "tasks_total": n_tasks, "task_failure": self._task_failure,
+                "oracle": {"goal": task.goal, "task_kind": task.kind, "events": events}}
 
 
 def _execute(world: World, action: Any) -> tuple[str, str]:
