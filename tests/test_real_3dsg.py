@@ -202,6 +202,24 @@ def test_typing_takes_any_similarity_and_works_without_embeddings():
     assert WordCharSimilarity().pair("cell phone", "cellphone") > 0.55 > WordCharSimilarity().pair("gpu", "fridge")
 
 
+def test_the_loaders_similarity_reaches_the_world(dataset):
+    class ToyLike:  # an embedding would find a fidget spinner most like a toy
+        name = "toy-like"
+
+        def matrix(self, queries, candidates):
+            return np.array([[0.8 if c == "toy" else 0.1 for c in candidates] for _ in queries])
+
+    root, _, instances = dataset
+    plain = next(i for i in instances["general"] if i.scene_name == "Ashvale")
+    assert plain.coverage()["share"] < 1.0
+    inst = next(i for i in read_split(root, "general", similarity=ToyLike()) if i.scene_name == "Ashvale")
+    typing = inst.scene.report.typing["fidget_spinner"]
+    assert (typing.pddl_type, typing.how, typing.base) == ("decor", "similarity", "toy")
+    assert inst.coverage() == {"objects": 9, "typed": 9, "share": 1.0, "dropped": []}
+    assert inst.world().pddl_objects["fidget_spinner_108"] == "decor"
+    assert "fidget_spinner_108" not in plain.world().pddl_objects
+
+
 def test_shifting_matches_real_attributes_by_similarity(dataset):
     from servicerobot.planners import get_planner
     from servicerobot.planners.relaxation import OfflineInterpreter, relaxing_plan

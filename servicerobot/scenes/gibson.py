@@ -144,6 +144,14 @@ class SceneGraph3D:
     objects: dict[int, Object3D] = field(default_factory=dict)
     report: Any = field(default=None, repr=False, compare=False)
 
+    def typing(self, class_: str):
+        """How this graph types a class (`open_vocab.ClassTyping`): as its loader decided (`report.typing`,
+        with the similarity the loader was given), else by `open_vocab.type_class`."""
+        from servicerobot.scenes.open_vocab import type_class
+
+        known = self.report.typing.get(class_key(class_)) if self.report is not None else None
+        return known if known is not None else type_class(class_)
+
     def objects_in(self, room_id: int) -> list[Object3D]:
         """Objects whose parent is `room_id`, by id."""
         return [o for _, o in sorted(self.objects.items()) if o.parent_room == room_id]
@@ -604,13 +612,13 @@ def _geometry(record: dict, where: str) -> tuple[Vec3, Vec3] | None:
     return None
 
 
-def _from_records(name: str, rooms: dict, objects: dict, where: str, room_key: str, class_key_: str
-                  ) -> SceneGraph3D:
+def _from_records(name: str, rooms: dict, objects: dict, where: str, room_key: str, class_key_: str,
+                  similarity=None) -> SceneGraph3D:
     """The graph of a file's room and object records, read as real files hold them (room-less and unlabelled
     objects, floors, unknown classes): see `servicerobot.scenes.real_3dsg`; `sg.report` says what was done."""
     from servicerobot.scenes.real_3dsg import graph_from_records
 
-    return graph_from_records(name, rooms, objects, where, room_key, class_key_)
+    return graph_from_records(name, rooms, objects, where, room_key, class_key_, similarity)
 
 
 def _fill_geometry(sg: SceneGraph3D) -> SceneGraph3D:
@@ -643,8 +651,12 @@ def _fill_geometry(sg: SceneGraph3D) -> SceneGraph3D:
     return sg
 
 
-def load_3dsg(path: str | Path) -> SceneGraph3D:
-    """Load a Stanford 3DSG `.npz` or a Context Matters scene `.json`; a bad file raises `SceneError`."""
+def load_3dsg(path: str | Path, similarity=None) -> SceneGraph3D:
+    """Load a Stanford 3DSG `.npz` or a Context Matters scene `.json`; a bad file raises `SceneError`.
+
+    Real files are taken as they are (`servicerobot.scenes.real_3dsg`): `sg.report` says what was done with
+    room-less, unlabelled and unknown objects; `similarity` (any `matrix(queries, candidates)`, e.g.
+    `EmbeddingSimilarity()`) types classes the words do not decide (default: word/character similarity)."""
     path = Path(path)
     if not path.exists():
         raise SceneError(f"{path}: no such scene-graph file")
@@ -656,7 +668,7 @@ def load_3dsg(path: str | Path) -> SceneGraph3D:
                 raise SceneError(f"{path}: 'output' lacks the {key!r} dict (keys: {_keys(data)})")
         building = data.get("building") if isinstance(data.get("building"), dict) else {}
         return _from_records(str(building.get("name") or stem), data["room"], data["object"], str(path),
-                             "scene_category", "class_")
+                             "scene_category", "class_", similarity)
     if path.suffix == ".json":
         text = read_text_bounded(path, MAX_JSON_BYTES, "Context Matters scene .json", SceneError)
         try:
@@ -670,11 +682,13 @@ def load_3dsg(path: str | Path) -> SceneGraph3D:
             raise SceneError(f"{path}: not a Context Matters scene (needs 'rooms' and 'objects'; has {keys})")
         info = data.get("scene_info") if isinstance(data.get("scene_info"), dict) else {}
         sg = _from_records(str(info.get("name") or stem), data["rooms"], data["objects"], str(path),
-                           "category", "class")
+                           "category", "class", similarity)
         placed = {p["object"] for p in sg.report.placed} if sg.report is not None else set()
+        refused = {str(r["object"]) for r in sg.report.refused} if sg.report is not None else set()
         for rid, rec in data["rooms"].items():
             listed = rec.get("objects_in_room") if isinstance(rec, dict) else None
-            if listed is not None and _ids(listed, f"{path}: room {excerpt(rid, 40)} objects_in_room") != [
+            if listed is not None and [i for i in _ids(listed, f"{path}: room {excerpt(rid, 40)} objects_in_room")
+                                       if str(i) not in refused] != [
                     o.id for o in sg.objects_in(int(rid)) if o.id not in placed]:
                 raise SceneError(f"{path}: room {rid} lists objects_in_room {excerpt(listed)} but the objects "
                                  f"naming it as parent are {[o.id for o in sg.objects_in(int(rid))]}")
@@ -758,7 +772,6 @@ def to_household_scene(sg: SceneGraph3D, rng: np.random.Generator, n_people: int
     State words in a class name become facts (`dirty_shirt` is dirty), and rubbish (`cola_can`) is marked
     `discardable` (`servicerobot.scenes.open_vocab.type_class`).
     """
-    from servicerobot.scenes.open_vocab import type_class
     from servicerobot.scenes.real_3dsg import stair_links
 
     if connectivity not in ("auto", "adjacency", "full"):
@@ -818,7 +831,7 @@ def to_household_scene(sg: SceneGraph3D, rng: np.random.Generator, n_people: int
     # Fixtures.
     fixture_of: dict[int, str] = {}
     for obj in sorted(sg.objects.values(), key=lambda o: o.id):
-        kind = class_type(obj.class_)
+        kind = sg.typing(obj.class_).pddl_type
         if kind not in FIXTURE_TYPES:
             continue
         name = fixture_of[obj.id] = unique(obj.label)
@@ -841,13 +854,13 @@ def to_household_scene(sg: SceneGraph3D, rng: np.random.Generator, n_people: int
         if kind == "bed" and rng.random() < 0.7:
             facts.add(Atom("made", (name,)))
     receptacles = [oid for oid in fixture_of if entities[fixture_of[oid]].pddl_type not in ("light", "trashcan")]
-    if not receptacles and any(class_type(o.class_) in ITEM_TYPES for o in sg.objects.values()):
+    if not receptacles and any(sg.typing(o.class_).pddl_type in ITEM_TYPES for o in sg.objects.values()):
         raise SceneError(f"{sg.name}: objects need a surface or container to rest on, and the scene has none")
 
     # Items.
     descriptions: set[str] = set()
     for obj in sorted(sg.objects.values(), key=lambda o: o.id):
-        kind = class_type(obj.class_)
+        kind = sg.typing(obj.class_).pddl_type
         if kind not in ITEM_TYPES:
             continue
         name = unique(obj.label)
@@ -882,7 +895,7 @@ def to_household_scene(sg: SceneGraph3D, rng: np.random.Generator, n_people: int
             facts.add(Atom("dirty", (name,)))
         if kind == "clothing" and (home_type == "container" or rng.random() < 0.1):
             facts.add(Atom("dirty", (name,)))
-        typing = type_class(obj.class_)
+        typing = sg.typing(obj.class_)
         for state in typing.states:  # "dirty_shirt": the class says it
             facts.add(Atom(state, (name,)))
         if typing.discardable:
@@ -957,7 +970,7 @@ class GibsonScenes(SceneSource):
             raise SceneError("scene_graph is an empty list; give at least one 3DSG file or graph")
         self.graphs = [g if isinstance(g, SceneGraph3D) else load_3dsg(g) for g in items]
         self.n_rooms = max(len(g.rooms) for g in self.graphs)
-        self.max_entities = max(len(g.rooms) + sum(class_type(o.class_) is not None for o in g.objects.values())
+        self.max_entities = max(len(g.rooms) + sum(g.typing(o.class_).typed for o in g.objects.values())
                                 for g in self.graphs) + n_people + 1
         self.max_prior_chars = self._prior_bound()
 

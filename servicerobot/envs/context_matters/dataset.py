@@ -114,14 +114,15 @@ def _read_json(path: Path, cap: int, what: str):
         raise SceneError(f"{path}: the {what} is nested too deeply") from None
 
 
-def read_split(root: str | Path, split: str) -> list[CMInstance]:
+def read_split(root: str | Path, split: str, similarity=None) -> list[CMInstance]:
     """Every instance of one split, problem by problem (CM's order), scene by scene.
 
     A problem without `relaxation_expected` (CM's pc_assembly) loads with it None: such instances are not
     scored on relaxation agreement. An instance folder holding both `<Scene>.npz` and `<Scene>.json` is read
     from both (the `.npz`'s geometry, the `.json`'s text: `servicerobot.scenes.real_3dsg.load_scene`); each
     instance's `scene.report` says what the loader did, object by object, and `instance.task_classes` holds
-    the classes the split entry's `objects` names (for `task_object_coverage`).
+    the classes the split entry's `objects` names (for `task_object_coverage`). `similarity` types classes
+    whose words do not decide (`servicerobot.scenes.open_vocab.type_class`; e.g. `EmbeddingSimilarity()`).
 
     Raises:
         SceneError: the split file or an instance file is missing or corrupt (the message names it).
@@ -157,14 +158,14 @@ def read_split(root: str | Path, split: str) -> list[CMInstance]:
                 raise SceneError(f"{where}: 'graph' lists {excerpt(scene)}, not a scene name (letters, digits, "
                                  "'_', '-' and '.', at most 128 characters)")
             instance = _read_instance(root / split / str(scene) / name, split, name, str(scene), expected,
-                                      str(entry.get("description", "")), load_3dsg)
+                                      str(entry.get("description", "")), load_3dsg, similarity)
             instance.task_classes = task_classes
             out.append(instance)
     return out
 
 
 def _read_instance(folder: Path, split: str, problem: str, scene: str, expected: bool | None, description: str,
-                   load_3dsg) -> CMInstance:
+                   load_3dsg, similarity=None) -> CMInstance:
     from servicerobot.scenes.real_3dsg import load_scene
 
     if not folder.is_dir():
@@ -175,7 +176,7 @@ def _read_instance(folder: Path, split: str, problem: str, scene: str, expected:
         raise SceneError(f"{folder}: no scene graph; expected {candidates[0].name} or {candidates[1].name}")
     scene_path = present[-1]  # the .npz when there is one: it has the real geometry
     try:
-        sg = load_scene(present[::-1]) if len(present) == 2 else load_3dsg(scene_path)
+        sg = load_scene(present[::-1], similarity) if len(present) == 2 else load_3dsg(scene_path, similarity)
     except SceneError as exc:
         if str(scene_path) in str(exc):
             raise

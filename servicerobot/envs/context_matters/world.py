@@ -117,7 +117,6 @@ def world_of(sg, init_loc: str, seed: int = 0) -> CMWorld:
         SceneError: `init_loc` is not a room label of the scene.
     """
     from servicerobot.scenes.gibson import to_household_scene
-    from servicerobot.scenes.open_vocab import type_class
 
     rooms = {r.label: r.category for r in sg.rooms.values()}
     if init_loc not in rooms:
@@ -132,7 +131,7 @@ def world_of(sg, init_loc: str, seed: int = 0) -> CMWorld:
     for obj in sg.objects.values():
         name = name_of.get(("object", obj.id), obj.label)
         room = room_name.get(obj.parent_room, "")
-        typing = type_class(obj.class_)
+        typing = sg.typing(obj.class_)
         objects[name] = SceneObject(name, class_key(obj.class_), pddl_objects.get(name), room,
                                     sg.rooms[obj.parent_room].category if obj.parent_room in sg.rooms else "",
                                     tuple(obj.action_affordance or ()), tuple(obj.material or ()),
