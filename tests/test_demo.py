@@ -89,7 +89,8 @@ def test_run_prints_a_plain_line_per_episode_when_not_on_a_terminal(tmp_path, ca
 
 
 def test_frame_text_is_never_cut_mid_word():
-    from servicerobot.envs.household.rendering import _SHORT_NOUN, _fit, _fit_parts, _font
+    from servicerobot.envs.household.rendering import _SHORT_NOUN
+    from servicerobot.envs.panel import _fit, _fit_parts, _font
 
     font = _font(11)
     text = "Could you put the dirty plates from the dining table in the kitchen sink?"
@@ -122,3 +123,18 @@ def test_frames_label_the_items_a_task_is_about():
     assert not np.array_equal(plain[near], marked[near])  # a ring and a name tag beside the item
     assert np.array_equal(plain[renderer.map_h:], marked[renderer.map_h:])
     env.close()
+
+
+def test_camera_frames_get_the_same_text_panel():
+    from servicerobot.envs.panel import panel_height, with_panel
+
+    camera = np.full((240, 320, 3), 90, dtype=np.uint8)  # e.g. habitat-sim's or THOR's RGB image
+    overlay = {"task": "Put the mug in the sink.", "tasks_completed": 1, "tasks_failed": 1, "tasks_total": 3,
+               "last_action": "(wait)", "waiting": "goal believed done: memory holds (in mug_1 sink_1)"}
+    frame = with_panel(camera, overlay, 160, 120)
+    top = 120 - panel_height(120)
+    assert frame.shape == (120, 160, 3) and frame.dtype == np.uint8
+    assert (frame[:top] == 90).all()  # the picture, scaled into the rows above the panel
+    assert len(np.unique(frame[top:].reshape(-1, 3), axis=0)) > 5  # text drawn in the panel
+    failed = with_panel(camera, {**overlay, "banner": "task failed: goal believed done"}, 160, 120)
+    assert failed[2:6].reshape(-1, 3).mean(axis=0)[0] > 120 and not (failed[:top] == 90).all()

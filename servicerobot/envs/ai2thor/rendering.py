@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-import textwrap
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from servicerobot.envs.household.rendering import COLOUR_RGB
+from servicerobot.envs.panel import TextPanel, _font, _text_width
 from servicerobot.scenes.ithor import ThorScene
 
 __all__ = ["ThorRenderer"]
@@ -32,7 +32,8 @@ class ThorRenderer:
         self.lo = (min(xs) - 0.8, min(zs) - 0.8)
         span = (max(xs) + 0.8 - self.lo[0], max(zs) + 0.8 - self.lo[1])
         self.scale = min(width / span[0], self.map_h / span[1])
-        self.font = ImageFont.load_default()
+        self.font = _font(9)
+        self.panel = TextPanel(width, height - self.map_h)  # the same text panel as every world's frames
         base = Image.new("RGB", (width, self.map_h), (250, 250, 250))
         draw = ImageDraw.Draw(base)
         half = 0.125 * self.scale
@@ -51,6 +52,7 @@ class ThorRenderer:
         draw = ImageDraw.Draw(img)
         scene, atoms = self.scene, state.atoms
         flags = {(a.predicate, a.args[0]) for a in atoms if len(a.args) == 1}
+        labels: list[tuple[float, float, float, float, str]] = []
         for name, e in scene.entities.items():
             if e.pos is None:
                 continue
@@ -63,8 +65,8 @@ class ThorRenderer:
             outline = (200, 40, 40) if ("closed", name) in flags else (60, 60, 60)
             box = [u - w * self.scale / 2, v - d * self.scale / 2, u + w * self.scale / 2, v + d * self.scale / 2]
             draw.rectangle(box, fill=fill, outline=outline, width=1 if obj.synthesized else 2)
-            if box[2] - box[0] >= 24:
-                draw.text((box[0] + 2, box[3] - 11), e.noun.split()[-1][:5], fill=(40, 40, 40), font=self.font)
+            if e.pddl_type != "light":
+                labels.append((*self._label_spot(box), e.noun.split()[-1]))
             if ("faucet-on", name) in flags:
                 draw.ellipse([box[2] - 5, box[1] - 5, box[2] + 1, box[1] + 1], fill=(30, 120, 255))
             if ("made", name) in flags:
@@ -84,23 +86,31 @@ class ThorRenderer:
         left = (u + 0.6 * r * math.sin(yaw + 2.4), v - 0.6 * r * math.cos(yaw + 2.4))
         right = (u + 0.6 * r * math.sin(yaw - 2.4), v - 0.6 * r * math.cos(yaw - 2.4))
         draw.polygon([tip, left, right], fill=(220, 30, 30))
-        self._panel(draw, state, overlay)
-        return np.asarray(img, dtype=np.uint8)
-
-    def _panel(self, draw: ImageDraw.ImageDraw, state, overlay: dict) -> None:
+        self._draw_labels(draw, labels)
+        frame = np.asarray(img, dtype=np.uint8).copy()
         held = ", ".join(state.held_by("robot")) or "nothing"
-        lines = [f"{self.scene.floorplan} ({self.scene.kind})  robot in {state.robot_room()}, holding {held}",
-                 f"task {overlay.get('tasks_completed', 0)}/{overlay.get('tasks_total', 0)}: {overlay.get('task', '')}"]
-        for u in overlay.get("utterances", [])[-2:]:
-            lines.append(f"{u.get('speaker', '')}: {u.get('text', '')}")
-        for key in ("last_action", "plan", "belief"):
-            if overlay.get(key):
-                lines.append(f"{key.replace('_', ' ')}: {overlay[key]}")
-        chars = max(20, self.width // 6)
-        y = self.map_h + 4
-        for line in lines:
-            for part in textwrap.wrap(str(line), chars)[:2]:
-                if y + 11 > self.height:
-                    return
-                draw.text((4, y), part, fill=(20, 20, 20), font=self.font)
-                y += 11
+        status = f"{self.scene.floorplan} ({self.scene.kind}): robot in {state.robot_room()}, holding {held}"
+        frame[self.map_h:] = self.panel.render({**overlay, "status": status})
+        if overlay.get("banner"):
+            self.panel.banner(frame, str(overlay["banner"]), self.map_h)
+        return frame
+
+    def _label_spot(self, box: list[float]) -> tuple[float, float, float, float]:
+        """Where a fixture's label goes: centred under its box."""
+        return (box[0] + box[2]) / 2, box[3] + 1, box[2] - box[0], box[3] - box[1]
+
+    def _draw_labels(self, draw: ImageDraw.ImageDraw, labels: list) -> None:
+        """Each fixture's noun as a whole word under its box, on a light tag; a label that would overlap one
+        already drawn is left out (never cut: "drawe", "fridg")."""
+        taken: list[tuple[float, float, float, float]] = []
+        height = self.font.getbbox("Ag")[3] + 2
+        for cx, top, _w, _h, word in labels:
+            width = _text_width(self.font, word) + 3
+            rect = (cx - width / 2, top, cx + width / 2, top + height)
+            if rect[0] < 0 or rect[2] > self.width or rect[3] > self.map_h:
+                continue
+            if any(rect[0] < r[2] and r[0] < rect[2] and rect[1] < r[3] and r[1] < rect[3] for r in taken):
+                continue
+            taken.append(rect)
+            draw.rectangle(rect, fill=(255, 255, 255))
+            draw.text((rect[0] + 1.5, top), word, fill=(40, 40, 40), font=self.font)

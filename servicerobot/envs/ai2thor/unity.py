@@ -297,12 +297,16 @@ class UnityThor(Executor):
         return merge_percept(symbolic, thor, self.naming)
 
     def render_frame(self, overlay: dict, width: int, height: int) -> np.ndarray | None:
+        """THOR's camera frame above the text panel every world's frames have."""
         frame = getattr(self.event, "frame", None)
         if frame is None:
             return None
-        from PIL import Image
+        from servicerobot.envs.panel import TextPanel, panel_height, with_panel
 
-        return np.asarray(Image.fromarray(np.asarray(frame, dtype=np.uint8)).resize((width, height)))
+        panel = getattr(self, "_text_panel", None)
+        if panel is None or (panel.width, panel.panel_h) != (width, panel_height(height)):
+            panel = self._text_panel = TextPanel(width, panel_height(height))
+        return with_panel(np.asarray(frame, dtype=np.uint8), overlay, width, height, panel)
 
     def close(self) -> None:
         if self.controller is not None:

@@ -474,13 +474,16 @@ class HabitatExecutor(Executor):
                                  types, fixtures)
 
     def render_frame(self, overlay: dict, width: int, height: int) -> np.ndarray | None:
+        """The robot's RGB camera above the text panel every world's frames have (task, utterances, action,
+        plan, counts, failure banner)."""
+        from servicerobot.envs.panel import TextPanel, panel_height, with_panel
+
         self._place_agent(0, self.yaw)
         rgb = np.asarray(self.sim.get_sensor_observations(agent_ids=0)["rgb"])[..., :3]
-        if rgb.shape[:2] != (height, width):
-            from PIL import Image
-
-            rgb = np.asarray(Image.fromarray(rgb).resize((width, height)))
-        return np.ascontiguousarray(rgb, dtype=np.uint8)
+        panel = getattr(self, "_text_panel", None)
+        if panel is None or (panel.width, panel.panel_h) != (width, panel_height(height)):
+            panel = self._text_panel = TextPanel(width, panel_height(height))
+        return with_panel(rgb, overlay, width, height, panel)
 
     def __del__(self) -> None:
         # An env dropped without close(): close the simulator explicitly, or habitat-sim 0.2.2 aborts the

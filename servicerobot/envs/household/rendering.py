@@ -1,7 +1,8 @@
 """Top-down floor-plan rendering of the household world (the god view) as an RGB array.
 
-`HouseholdRenderer` draws the house to fit the map area (aspect kept) and a text panel below it with the
-active task, the last utterances, the task counter and optional agent notes (last action, plan, belief).
+`HouseholdRenderer` draws the house to fit the map area (aspect kept) and the worlds' common text panel
+(`servicerobot.envs.panel.TextPanel`) below it: the active task, the last utterances, the task counts and
+optional agent notes (last action, why it waits, plan, belief), with a banner when a task fails.
 
 Everything that never changes (rooms, walls, doors, room labels, fixtures) is drawn once in `__init__`,
 in a lit and a dark version; a frame copies the right version of each room and draws only what moves:
@@ -11,10 +12,12 @@ while `state.atoms` is the same object, and the panel while its text is the same
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
+
+from servicerobot.envs.panel import TextPanel, _as_text, _fit, _font, _text_width
 
 if TYPE_CHECKING:
     from servicerobot.envs.household.state import HouseholdState
@@ -62,12 +65,6 @@ _SHORT_NOUN = {
 _WALL: RGB = (60, 58, 64)
 _DOOR: RGB = (196, 168, 120)
 _BACKGROUND: RGB = (246, 246, 244)
-_PANEL: RGB = (30, 34, 42)
-_TEXT: RGB = (235, 235, 235)
-_DIM_TEXT: RGB = (160, 168, 180)
-_ACCENT: RGB = (255, 200, 80)
-_FAILED: RGB = (255, 120, 110)
-_BANNER: RGB = (170, 30, 30)
 _DIRTY: RGB = (110, 66, 25)
 _BROKEN: RGB = (225, 20, 20)
 _WATER: RGB = (30, 120, 235)
@@ -77,90 +74,6 @@ _PEOPLE_PALETTE: tuple[RGB, ...] = (
     (100, 110, 40), (120, 90, 60), (70, 90, 170), (180, 150, 30),
 )
 
-_FONTS: dict[int, Any] = {}
-
-
-def _font(size: int) -> Any:
-    """A cached font of `size` px: Pillow's scalable default font, or the bitmap one on old Pillow."""
-    font = _FONTS.get(size)
-    if font is None:
-        try:
-            font = ImageFont.load_default(size=size)
-        except (TypeError, AttributeError, OSError, ImportError):
-            font = ImageFont.load_default()
-        _FONTS[size] = font
-    return font
-
-
-_WIDTHS: dict[int, dict[str, float]] = {}
-
-
-def _text_width(font: Any, text: str) -> float:
-    """Width of `text` in pixels from a per-font table of glyph advances (FreeType calls are slow)."""
-    table = _WIDTHS.setdefault(id(font), {})
-    total = 0.0
-    for ch in text:
-        w = table.get(ch)
-        if w is None:
-            try:
-                w = float(font.getlength(ch))
-            except AttributeError:  # very old bitmap fonts
-                box = font.getbbox(ch)
-                w = float(box[2] - box[0])
-            table[ch] = w
-        total += w
-    return total
-
-
-def _fit(text: str, font: Any, max_w: float) -> str:
-    """`text`, cut after a whole word and ended with an ellipsis where it is wider than `max_w` pixels (mid-word
-    only when not even its first word fits)."""
-    if max_w <= 0:
-        return ""
-    if _text_width(font, text) <= max_w:
-        return text
-    lo, hi = 0, len(text)
-    while lo < hi:  # longest prefix that fits with the ellipsis
-        mid = (lo + hi + 1) // 2
-        if _text_width(font, text[:mid].rstrip() + "…") <= max_w:
-            lo = mid
-        else:
-            hi = mid - 1
-    cut = text.rfind(" ", 0, lo + 1) if lo < len(text) and not text[lo].isspace() else lo
-    if cut > 0:
-        lo = cut
-    return text[:lo].rstrip() + "…" if lo else ""
-
-
-def _fit_parts(text: str, sep: str, font: Any, max_w: float) -> str:
-    """`text` made of parts joined by `sep`, keeping as many whole parts as fit and saying how many were left
-    out ("a -> b  (+2)"), so that no part is cut."""
-    if _text_width(font, text) <= max_w:
-        return text
-    parts = text.split(sep)
-    for k in range(len(parts) - 1, 0, -1):
-        shorter = f"{sep.join(parts[:k])}  (+{len(parts) - k})"
-        if _text_width(font, shorter) <= max_w:
-            return shorter
-    return _fit(text, font, max_w)
-
-
-def _wrap(text: str, font: Any, max_w: float, max_lines: int) -> list[str]:
-    """Greedy word wrap into at most `max_lines` lines; the last one is truncated with an ellipsis."""
-    words, lines, line = text.split(), [], ""
-    for i, word in enumerate(words):
-        trial = f"{line} {word}" if line else word
-        if _text_width(font, trial) <= max_w or not line:
-            line = trial
-            continue
-        if len(lines) == max_lines - 1:
-            return lines + [_fit(" ".join([line] + words[i:]), font, max_w)]
-        lines.append(line)
-        line = word
-    lines.append(_fit(line, font, max_w))
-    return lines[:max_lines]
-
-
 def _blend(a: RGB, b: RGB, t: float) -> RGB:
     """`a` moved a fraction `t` of the way to `b`."""
     return tuple(round(x + (y - x) * t) for x, y in zip(a, b))  # type: ignore[return-value]
@@ -168,16 +81,6 @@ def _blend(a: RGB, b: RGB, t: float) -> RGB:
 
 def _scale(c: RGB, f: float) -> RGB:
     return tuple(max(0, min(255, round(x * f))) for x in c)  # type: ignore[return-value]
-
-
-def _as_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (list, tuple)):
-        return "; ".join(_as_text(v) for v in value)
-    return str(value)
 
 
 class HouseholdRenderer:
@@ -241,14 +144,7 @@ class HouseholdRenderer:
 
         self._map_atoms: frozenset | None = None
         self._map: np.ndarray | None = None
-        self._panel_key: tuple | None = None
-        self._panel: np.ndarray | None = None
-        self._panel_font = _font(11 if self.panel_h >= 80 else 9)
-        self._panel_lh = 14 if self.panel_h >= 80 else 11
-        base = Image.new("RGB", (self.width, self.panel_h), _PANEL)
-        ImageDraw.Draw(base).line([(0, 0), (self.width, 0)], fill=(90, 96, 110), width=2)
-        self._panel_base = np.asarray(base, dtype=np.uint8).copy()
-        self._rows: dict[tuple, np.ndarray] = {}
+        self.panel = TextPanel(self.width, self.panel_h)
         self._counts: dict[int, Image.Image] = {}
 
     # ------------------------------------------------------------------ geometry
@@ -447,10 +343,10 @@ class HouseholdRenderer:
         highlight = (overlay or {}).get("highlight")
         if highlight:
             self._label_items(frame, [str(h) for h in highlight][:6])
-        frame[self.map_h:] = self._render_panel(overlay or {})
+        frame[self.map_h:] = self.panel.render(overlay or {})
         banner = _as_text((overlay or {}).get("banner"))
         if banner:
-            self._draw_banner(frame, banner)
+            self.panel.banner(frame, banner, self.map_h)
         return frame
 
     def _label_items(self, frame: np.ndarray, names: list[str]) -> None:
@@ -473,17 +369,6 @@ class HouseholdRenderer:
             d.rectangle((tx - 1, ty - 1, tx + tw + 1, ty + th + 1), fill=(255, 255, 255), outline=(255, 60, 200))
             d.text((tx, ty), tag, fill=(20, 20, 20), font=font)
         frame[: self.map_h] = np.asarray(img, dtype=np.uint8)
-
-    def _draw_banner(self, frame: np.ndarray, text: str) -> None:
-        """A red strip across the top of the map with `text` in it (wrapped to two lines at most)."""
-        font, lh, pad = self._panel_font, self._panel_lh, 5
-        lines = _wrap(text, font, self.width - 2 * pad, 2)
-        h = min(self.map_h, len(lines) * lh + 2 * pad)
-        img = Image.new("RGB", (self.width, h), _BANNER)
-        d = ImageDraw.Draw(img)
-        for i, line in enumerate(lines):
-            d.text((pad, pad + i * lh), line, fill=(255, 255, 255), font=font)
-        frame[:h] = np.asarray(img, dtype=np.uint8)
 
     def _render_map(self, state: HouseholdState) -> np.ndarray:
         self._item_xy: dict[str, tuple[float, float]] = {}
@@ -608,99 +493,3 @@ class HouseholdRenderer:
             d.line([(x - k, y + k), (x + k, y - k)], fill=_BROKEN, width=1)
 
     # ------------------------------------------------------------------ panel
-    def _panel_lines(self, overlay: dict) -> list[tuple[list[tuple[str, RGB]], str]]:
-        """The panel's lines as (segments, role) in priority order."""
-        lines: list[tuple[list[tuple[str, RGB]], str]] = []
-        task = _as_text(overlay.get("task"))
-        lines.append(([("Task: ", _ACCENT), (task or "(none)", _TEXT)], "task"))
-        utterances = overlay.get("utterances") or []
-        if isinstance(utterances, (str, dict)):
-            utterances = [utterances]
-        for u in list(utterances)[-2:]:
-            if isinstance(u, dict):
-                speaker, text = _as_text(u.get("speaker")), _as_text(u.get("text"))
-            else:
-                speaker, text = "", _as_text(u)
-            segs = [(f"{speaker}: ", (140, 200, 255))] if speaker else []
-            lines.append((segs + [(text, _TEXT)], "utterance"))
-        if overlay.get("last_action") not in (None, ""):
-            lines.append(([("Action: ", _DIM_TEXT), (_as_text(overlay["last_action"]), _TEXT)], "action"))
-        if overlay.get("waiting") not in (None, ""):
-            lines.append(([("Waiting: ", _ACCENT), (_as_text(overlay["waiting"]), _TEXT)], "waiting"))
-        plan = overlay.get("plan")
-        if plan:
-            steps = [plan] if isinstance(plan, str) else [_as_text(p) for p in plan]
-            # every step: the panel keeps as many whole ones as fit and counts the rest
-            lines.append(([("Plan: ", _DIM_TEXT), (" -> ".join(steps), _TEXT)], "plan"))
-        if overlay.get("belief") not in (None, ""):
-            lines.append(([("Belief: ", _DIM_TEXT), (_as_text(overlay["belief"]), _TEXT)], "belief"))
-        return lines
-
-    def _render_panel(self, overlay: dict) -> np.ndarray:
-        lines = self._panel_lines(overlay)
-        done, total = overlay.get("tasks_completed"), overlay.get("tasks_total")
-        failed = overlay.get("tasks_failed")
-        if failed is not None and done is not None and total is not None:
-            counter = f"done {done}  failed {failed}  open {max(0, total - done - failed)}"
-        else:
-            counter = "" if done is None and total is None else \
-                f"tasks {'?' if done is None else done}/{'?' if total is None else total}"
-        key = (tuple((tuple(segs), role) for segs, role in lines), counter)
-        if key == self._panel_key and self._panel is not None:
-            return self._panel
-        font, lh, pad = self._panel_font, self._panel_lh, 5
-        capacity = max(1, (self.panel_h - 2 * pad + 2) // lh)
-        panel = self._panel_base.copy()
-        counter_w = int(_text_width(font, counter)) + 12 if counter else 0
-        if counter:
-            colour = _FAILED if failed else _ACCENT
-            self._blit_row(panel, self.width - pad - counter_w + 12, pad, ((counter, colour),), counter_w)
-
-        # The task may take two lines when the others leave room; the rest take one each.
-        task_lines = 2 if len(lines) + 1 <= capacity else 1
-        rows: list[tuple[tuple[str, RGB], ...]] = []
-        for segs, role in lines:
-            if role == "task":
-                head, (body, colour) = segs[0], segs[1]
-                first_w = self.width - 2 * pad - counter_w - _text_width(font, head[0])
-                wrapped = _wrap(body, font, first_w, task_lines) if task_lines > 1 else [_fit(body, font, first_w)]
-                rows.append((head, (wrapped[0] if wrapped else "", colour)))
-                indent = " " * max(1, int(_text_width(font, head[0]) // max(1.0, _text_width(font, " "))))
-                rows.extend(((indent, colour), (extra, colour)) for extra in wrapped[1:])
-            elif role in ("plan", "belief"):
-                head, (body, colour) = segs[0], segs[1]
-                room = self.width - 2 * pad - _text_width(font, head[0])
-                rows.append((head, (_fit_parts(body, " -> " if role == "plan" else "; ", font, room), colour)))
-            else:
-                rows.append(tuple(segs))
-        for i, segs in enumerate(rows[:capacity]):
-            limit = self.width - 2 * pad - (counter_w if i == 0 else 0)
-            self._blit_row(panel, pad, pad + i * lh, segs, limit)
-        self._panel_key = key
-        self._panel = panel
-        return panel
-
-    def _blit_row(self, panel: np.ndarray, x: int, y: int, segs: tuple[tuple[str, RGB], ...], width: int) -> None:
-        """Copy one line of coloured text segments into `panel`, rendering it only if not cached."""
-        width = max(1, min(int(width), self.width - x))
-        h = min(self._panel_lh + 1, self.panel_h - y)
-        if h <= 0:
-            return
-        key = (segs, width, h)
-        row = self._rows.get(key)
-        if row is None:
-            font = self._panel_font
-            img = Image.new("RGB", (width, h), _PANEL)
-            d = ImageDraw.Draw(img)
-            tx = 0.0
-            for text, colour in segs:
-                text = _fit(text, font, width - tx)
-                if not text:
-                    break
-                d.text((tx, 0), text, fill=colour, font=font)
-                tx += _text_width(font, text)
-            row = np.asarray(img, dtype=np.uint8)
-            if len(self._rows) >= 512:
-                self._rows.clear()
-            self._rows[key] = row
-        panel[y:y + h, x:x + width] = row

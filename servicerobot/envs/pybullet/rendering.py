@@ -3,7 +3,8 @@
 The camera is fitted once per layout and frame size so the whole apartment is in view. The scene is
 rendered at no more than `max_pixels` and scaled up with Pillow, which keeps frames above 10 per second
 on one core whatever the requested size. Room names and the robot's last path are drawn over the image;
-the panel shows the task, the last utterance, the last action and the task counter.
+the panel (`servicerobot.envs.panel.TextPanel`, as on every world's frames) shows the task, what people said,
+the last action and its result, the plan and the task counts.
 """
 
 from __future__ import annotations
@@ -13,18 +14,12 @@ import math
 import numpy as np
 from PIL import Image, ImageDraw
 
-from servicerobot.envs.household.rendering import _fit, _font, _text_width
+from servicerobot.envs.panel import TextPanel, _font, _text_width
 from servicerobot.envs.pybullet.layout import WALL_H, Layout
 from servicerobot.envs.pybullet.sim import Sim
 
 __all__ = ["PyBulletRenderer"]
 
-_PANEL = (30, 34, 42)
-_TEXT = (235, 235, 235)
-_DIM = (160, 168, 180)
-_ACCENT = (255, 200, 80)
-_SPEAKER = (140, 200, 255)
-_ERROR = (255, 120, 110)
 _PATH = (0, 190, 255)
 
 
@@ -45,9 +40,8 @@ class PyBulletRenderer:
         self.view = self._fit_view()
         self._pv = (np.array(self.proj, dtype=float).reshape(4, 4).T @
                     np.array(self.view, dtype=float).reshape(4, 4).T)
-        self._font = _font(11 if self.panel_h >= 60 else 9)
         self._label_font = _font(10 if width >= 480 else 8)
-        self._lh = int(self._font.getbbox("Ag")[3]) + 2
+        self.panel = TextPanel(width, self.panel_h)  # the same text panel as every world's frames
         self._cache: tuple[int, np.ndarray] | None = None
         self.frames = 0
 
@@ -113,47 +107,7 @@ class PyBulletRenderer:
             d.text((u - tw / 2, v), room.label, fill=(40, 40, 40), font=font)
         frame = np.empty((self.height, self.width, 3), dtype=np.uint8)
         frame[: self.scene_h] = np.asarray(scene)
-        frame[self.scene_h:] = self._panel(overlay)
+        frame[self.scene_h:] = self.panel.render(overlay)
+        if overlay.get("banner"):
+            self.panel.banner(frame, str(overlay["banner"]), self.scene_h)
         return frame
-
-    def _panel(self, overlay: dict) -> np.ndarray:
-        img = Image.new("RGB", (self.width, self.panel_h), _PANEL)
-        d = ImageDraw.Draw(img)
-        font, pad = self._font, 4
-        done, total = overlay.get("tasks_completed"), overlay.get("tasks_total")
-        counter = f"tasks {done}/{total}" if done is not None and total is not None else ""
-        cw = int(_text_width(font, counter)) + 8 if counter else 0
-        if counter:
-            d.text((self.width - pad - cw + 8, pad), counter, fill=_ACCENT, font=font)
-        rows: list[list[tuple[str, tuple[int, int, int]]]] = [
-            [("Task: ", _ACCENT), (str(overlay.get("task") or "(none)"), _TEXT)]]
-        utterances = overlay.get("utterances") or []
-        if utterances:
-            u = utterances[-1]
-            if isinstance(u, dict) and u.get("text") == overlay.get("task"):
-                pass  # the announcement of the task shown above
-            elif isinstance(u, dict):
-                rows.append([(f"{u.get('speaker', '')}: ", _SPEAKER), (str(u.get("text", "")), _TEXT)])
-            else:
-                rows.append([(str(u), _TEXT)])
-        if overlay.get("last_action"):
-            result = overlay.get("action_result") or ""
-            row = [("Action: ", _DIM), (str(overlay["last_action"]), _TEXT)]
-            if result and result != "ok":
-                row.append(("  " + str(result), _ERROR))
-            rows.append(row)
-        if overlay.get("plan"):
-            plan = overlay["plan"]
-            steps = [plan] if isinstance(plan, str) else [str(s) for s in plan]
-            rows.append([("Plan: ", _DIM), (" -> ".join(steps[:3]) + (" ..." if len(steps) > 3 else ""), _TEXT)])
-        capacity = max(1, (self.panel_h - 2 * pad) // self._lh)
-        y = pad
-        for k, row in enumerate(rows[:capacity]):
-            x = float(pad)
-            limit = self.width - pad - (cw if k == 0 else 0)
-            for text, colour in row:
-                text = _fit(text, font, max(4.0, limit - x))
-                d.text((x, y), text, fill=colour, font=font)
-                x += _text_width(font, text)
-            y += self._lh
-        return np.asarray(img)
