@@ -138,3 +138,19 @@ def test_camera_frames_get_the_same_text_panel():
     assert len(np.unique(frame[top:].reshape(-1, 3), axis=0)) > 5  # text drawn in the panel
     failed = with_panel(camera, {**overlay, "banner": "task failed: goal believed done"}, 160, 120)
     assert failed[2:6].reshape(-1, 3).mean(axis=0)[0] > 120 and not (failed[:top] == 90).all()
+
+
+def test_report_leaves_out_columns_no_row_has_data_for(tmp_path, capsys):
+    from servicerobot.cli import main
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text("name: tiny\nseeds: [0]\nvariants: [oracle]\n"
+                      "envs:\n  - name: small\n    kwargs: {size: small, n_tasks: 1}\n")
+    out = tmp_path / "r.jsonl"
+    assert main(["run", str(config), "--out", str(out), "--workers", "1"]) == 0
+    assert main(["report", str(out), "--out", str(tmp_path / "rep")]) == 0
+    capsys.readouterr()
+    text = (tmp_path / "rep" / "report.md").read_text()
+    header = next(line for line in text.splitlines() if line.startswith("| Env config"))
+    assert "Success [95% CI]" in header and "Episodes" in header
+    assert "Goal parseable" not in header and "KG accuracy" not in header  # the oracle's goals are not scored

@@ -435,6 +435,9 @@ def _table1(rows: list[dict]) -> list[str]:
             f"{r['updates_applied']} / {r['updates_dropped']}" if r["updates_applied"] or r["updates_dropped"] else DASH,
             _f(r["wall_s_median"], 1), r["error_episodes"],
         ])
+    # A column no row has data for (e.g. goal and memory columns of a Context Matters grid) is left out.
+    keep = [i for i in range(len(header)) if i < 2 or any(row[i] != DASH for row in body)]
+    header, body = [header[i] for i in keep], [[row[i] for i in keep] for row in body]
     return [
         "## 1. Task success by environment config x variant", "",
         *_md_table(header, body),
@@ -442,6 +445,7 @@ def _table1(rows: list[dict]) -> list[str]:
          "(reset / addition / relocation events). Goal columns are shares of the scored goals (oracle goals "
          "are not scored). KG accuracy: correct knowledge-graph updates / updates. Plan accuracy: share of "
          "executed robot actions that succeeded. Per-episode columns average over episodes with agent stats. "
+         "Columns without data in any row are left out. "
          "KG Jaccard: memory's facts M vs a reference R that took every told update and percept exactly, "
          "|M & R| / |M | R| after each step with an update, averaged per episode, then over episodes. Updates: "
          "heard updates the agent applied / dropped (after the verifier), summed. Wall s/ep: the median "
@@ -578,6 +582,7 @@ def _draw_plots(summary: _Summary, out: Path) -> tuple[dict[str, Path], dict[str
     try:
         # Figure objects with no pyplot: no GUI backend is touched, and nothing global changes.
         from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
     except ImportError:
         skipped = dict.fromkeys(PLOTS, "matplotlib is not installed (pip install matplotlib)")
         _remove_stale(out, skipped)
@@ -628,6 +633,7 @@ def _draw_plots(summary: _Summary, out: Path) -> tuple[dict[str, Path], dict[str
                     linestyle=("-", "--", ":", "-.")[summary.envs.index(env) % 4],
                     label=_group_label(env, variant, summary).replace("\n", " / "))
         ax.set_ylim(0, 1.05)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # updates are counted: no tick at 1.5
         ax.set_xlabel("KG updates (episode order, episodes sorted by seed)")
         ax.set_ylabel("cumulative share correct")
         ax.set_title("Knowledge-graph update accuracy")
