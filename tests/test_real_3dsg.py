@@ -290,6 +290,7 @@ def test_unscored_instances_say_not_scored(dataset):
     assert pc.relaxation_expected is None
     cm = score_result(pc, RelaxationResult("cm-offline", final_task=pc.task, failure="interpret: free text"))
     assert cm["agreement"] is None and cm["acceptable_goal"] is None
+    assert cm["task_objects"]["share"] == 1.0 and "room-less object(s) placed" in cm["scene_load"]
     lines = "\n".join(cm_report_lines([{"status": "ok", "env": "cm", "variant": "cm-offline", "cm": cm}]))
     row = next(line for line in lines.splitlines() if line.startswith("| cm | cm-offline | 1 |"))
     assert row.count("not scored") == 4 and "0/" not in row.split("|")[6]

@@ -153,6 +153,9 @@ def score_result(instance, result) -> dict:
         "world_success": world_success, "executed_steps": executed,
         "statement": result.statement(), "shifts": result.shifts, "dropped": result.dropped,
         "failure": result.failure, "final_task": result.final_task, "extra": result.extra,
+        # what the loader did with a dataset's scene graph, and how many task objects reached PDDL
+        "scene_load": instance.scene.report.summary() if getattr(instance.scene, "report", None) else None,
+        "task_objects": instance.coverage() if instance.task_classes else None,
     }
 
 
