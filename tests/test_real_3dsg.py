@@ -117,6 +117,16 @@ def test_floors_connect_only_by_stairs(dataset):
     assert cross == stairs
     assert Atom("connected", ("kitchen_1", "living_room_2")) in world.init
     assert house.entities["kitchen_1"].attributes["floor"] == "A"
+    # Drawn side by side: no room of floor B covers one of floor A (the kitchen lies under the bedroom).
+    rect = {r.name: r.rect for r in house.rooms}
+    for a in ("kitchen_1", "living_room_2", "staircase_3"):
+        for b in ("bedroom_4", "bathroom_5", "staircase_6", "closet_7"):
+            ra, rb = rect[a], rect[b]
+            assert ra[0] + ra[2] <= rb[0] or rb[0] + rb[2] <= ra[0] or ra[1] + ra[3] <= rb[1] or \
+                rb[1] + rb[3] <= ra[1], (a, b)
+    bed = next(e for n, e in house.entities.items() if n.startswith("bed_"))
+    bx, by, bw, bh = rect["bedroom_4"]
+    assert bx <= bed.pos[0] <= bx + bw and by <= bed.pos[1] <= by + bh
 
 
 def test_floors_without_a_staircase_get_one_assumed_link():

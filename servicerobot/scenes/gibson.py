@@ -802,6 +802,7 @@ def to_household_scene(sg: SceneGraph3D, rng: np.random.Generator, n_people: int
     owner_of = {rid: people[k] for k, rid in enumerate(bedrooms[:len(people)])}
     rooms, entities = [], {}
     floors = {r.floor for r in ordered}
+    shift = _floor_shifts(sg)  # floors side by side in the 2D layout, so a frame does not overlay them
     for i, r in enumerate(ordered):
         name = room_name[r.id] = unique(r.label)
         node_of[name] = ("room", r.id)
@@ -811,7 +812,7 @@ def to_household_scene(sg: SceneGraph3D, rng: np.random.Generator, n_people: int
             label = f"{owner_of[r.id]}'s {kind}"
         else:
             label = kind if per_category[r.category] == 1 else f"{kind} {seen[kind]}"
-        x, y = r.location[0] - r.size[0] / 2, r.location[1] - r.size[1] / 2
+        x, y = r.location[0] - r.size[0] / 2 + shift[r.floor], r.location[1] - r.size[1] / 2
         rooms.append(Room(name, kind, label, (round(x, 3), round(y, 3), r.size[0], r.size[1]), (i, 0)))
         entities[name] = Entity(name, "room", label, {"floor": r.floor} if len(floors) > 1 else {})
     label_of = {room.name: room.label for room in rooms}
@@ -843,7 +844,7 @@ def to_household_scene(sg: SceneGraph3D, rng: np.random.Generator, n_people: int
         if obj.parent_room in owner_of:
             attrs["owner"] = owner_of[obj.parent_room]
         entities[name] = Entity(name, kind, class_key(obj.class_).replace("_", " "), attrs, room=room,
-                                pos=(obj.location[0], obj.location[1]))
+                                pos=(obj.location[0] + shift[sg.rooms[obj.parent_room].floor], obj.location[1]))
         facts.add(Atom("in-room", (name, room)))
         if kind in ("openable", "fridge", "washer", "dryer") and rng.random() < 0.85:
             facts.add(Atom("closed", (name,)))
@@ -914,6 +915,19 @@ def to_household_scene(sg: SceneGraph3D, rng: np.random.Generator, n_people: int
     facts |= {Atom("in-room", (ROBOT, start)), Atom("hand-empty", (ROBOT,))}
     return GibsonScene(rooms, entities, doors, frozenset(facts), (len(rooms), 1), source_graph=sg,
                        node_of=node_of)
+
+
+def _floor_shifts(sg: SceneGraph3D, margin: float = 2.0) -> dict[str, float]:
+    """How far along x each floor is drawn from its true place: 0 for the lowest, then each next floor one
+    building width plus `margin` further (a one-floor building is not moved)."""
+    from servicerobot.scenes.real_3dsg import _floors
+
+    order = _floors(sg)
+    if len(order) < 2:
+        return dict.fromkeys(order, 0.0)
+    lo = min(r.location[0] - r.size[0] / 2 for r in sg.rooms.values())
+    hi = max(r.location[0] + r.size[0] / 2 for r in sg.rooms.values())
+    return {floor: k * (hi - lo + margin) for k, floor in enumerate(order)}
 
 
 def _connected(nodes: list[int], pairs: list[tuple[int, int]]) -> bool:
