@@ -3,8 +3,9 @@ placed or refused, unlabelled objects, room categories outside the table, how cl
 coverage with every dropped object and its reason, floors and their stairs, and the prior's size against the
 observation space. Prints one JSON object.
 
-    python benchmarks/cm_dataset_report.py PATH            # a dataset in CM's layout (e.g. their published one)
-    python benchmarks/cm_dataset_report.py --fixtures      # the test fixtures (tests/cm_fixtures.py), written to a temp dir
+    python benchmarks/cm_dataset_report.py PATH     # a dataset in CM's layout (e.g. their published one)
+    python benchmarks/cm_dataset_report.py          # the test fixtures (tests/cm_fixtures.py), in a temp dir
+                                                    # (--fixtures says so; --quick, which bench passes, too)
 """
 
 from __future__ import annotations
@@ -84,9 +85,10 @@ def report(root: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?")
-    parser.add_argument("--fixtures", action="store_true", help="write and read the test fixtures")
+    parser.add_argument("--fixtures", action="store_true", help="write and read the test fixtures (the default)")
+    parser.add_argument("--quick", action="store_true", help="the same: the fixtures are small")
     args = parser.parse_args()
-    if args.fixtures:
+    if args.fixtures or args.quick or not args.path:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         from tests.cm_fixtures import write_dataset
 
@@ -94,8 +96,6 @@ def main() -> None:
             write_dataset(Path(tmp))
             print(json.dumps(report(Path(tmp))))
         return
-    if not args.path:
-        parser.error("give a dataset folder or --fixtures")
     print(json.dumps(report(Path(args.path))))
 
 
