@@ -379,6 +379,27 @@ def test_an_executor_failure_that_repeats_ends_the_task(tmp_path):
     assert moving and all(f"failed {MAX_EXECUTOR_REPEATS} times in stage: no navigable path" in f for f in moving)
 
 
+def test_the_habitat_world_takes_a_context_matters_instance_folder(dataset):
+    import gymnasium as gym
+
+    import servicerobot  # noqa: F401 - registers the ids
+
+    root, _, _ = dataset
+    folder = root / "laundry" / "Bramford" / "problem_1"
+    env = gym.make("ServiceRobot-Habitat-v0", scene_graph=str(folder), n_tasks=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        obs, _ = env.reset(seed=0)
+    prior = json.loads(obs["prior"])
+    assert prior["entities"]["closet_7"]["floor"] == "B" and "staircase_6" in prior["rooms"]
+    assert env.unwrapped.world.source.graphs[0].report.geometry == "npz+json"
+    env.close()
+    with pytest.raises(SceneError, match="needs one .npz or one scene .json"):
+        from servicerobot.scenes.gibson import load_building
+
+        load_building(root)
+
+
 def test_bad_files_still_name_the_file(tmp_path):
     with pytest.raises(SceneError, match="give one .npz and/or one .json"):
         load_scene([tmp_path / "a.json", tmp_path / "b.json"])

@@ -55,6 +55,7 @@ __all__ = [
     "class_type",
     "generate_3dsg",
     "load_3dsg",
+    "load_building",
     "place_spot",
     "save_json",
     "save_npz",
@@ -958,10 +959,33 @@ def _home(sg: SceneGraph3D, obj: Object3D, fixture_of: dict[int, str], receptacl
 
 
 # ---------------------------------------------------------------------------------------------- source
+def load_building(path: str | Path, similarity=None) -> SceneGraph3D:
+    """A building from a 3DSG `.npz`, a Context Matters `.json`, or a folder holding them (a CM instance
+    folder: its `.npz` with the `.json` of the same name, else its one scene `.json`)."""
+    from servicerobot.scenes.real_3dsg import load_scene
+
+    path = Path(path)
+    if not path.is_dir():
+        return load_3dsg(path, similarity)
+    npz = sorted(path.glob("*.npz"))
+    if len(npz) > 1:
+        raise SceneError(f"{path}: holds {len(npz)} .npz files; a building folder holds one")
+    if npz:
+        twin = npz[0].with_suffix(".json")
+        return load_scene([npz[0], twin] if twin.exists() else [npz[0]], similarity)
+    scenes = [p for p in sorted(path.glob("*.json")) if p.name != "acceptable_goals.json"]
+    if len(scenes) != 1:
+        raise SceneError(f"{path}: a building folder needs one .npz or one scene .json, found "
+                         f"{[p.name for p in scenes] or 'neither'}")
+    return load_3dsg(scenes[0], similarity)
+
+
 class GibsonScenes(SceneSource):
     """3D scene graphs as household scenes: loaded files (one drawn per episode) or freshly generated ones.
 
-    `scene_graph`: None (generate), a path, a `SceneGraph3D`, or a list of those.
+    `scene_graph`: None (generate), a path, a `SceneGraph3D`, or a list of those. A path may be a folder
+    holding one building's files, as a Context Matters instance folder does (`<Scene>.npz` and
+    `<Scene>.json`: read together by `real_3dsg.load_scene`).
     """
 
     name = "gibson"
@@ -982,7 +1006,7 @@ class GibsonScenes(SceneSource):
         items = scene_graph if isinstance(scene_graph, (list, tuple)) else [scene_graph]
         if not items:
             raise SceneError("scene_graph is an empty list; give at least one 3DSG file or graph")
-        self.graphs = [g if isinstance(g, SceneGraph3D) else load_3dsg(g) for g in items]
+        self.graphs = [g if isinstance(g, SceneGraph3D) else load_building(g) for g in items]
         self.n_rooms = max(len(g.rooms) for g in self.graphs)
         self.max_entities = max(len(g.rooms) + sum(g.typing(o.class_).typed for o in g.objects.values())
                                 for g in self.graphs) + n_people + 1
