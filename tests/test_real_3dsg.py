@@ -446,3 +446,21 @@ def test_bad_object_records_are_refused_one_by_one(tmp_path):
     assert back.objects[second].parent_room == sg.objects[second].parent_room
     assert back.report.unlabelled == [third] and back.objects[third].class_ == "unlabelled"
     assert len(back.objects) == len(sg.objects) - 1
+
+
+def test_a_room_and_an_object_only_in_the_json_join_the_npz_building(tmp_path):
+    from tests.cm_fixtures import write_building
+
+    write_building(tmp_path, "Ashvale", [], np.random.default_rng(0))
+    doc = json.loads((tmp_path / "Ashvale.json").read_text())
+    doc["rooms"]["9"] = {"id": 9, "category": "garage", "label": "garage_9", "bbox": [], "objects_in_room": [300]}
+    doc["objects"]["300"] = {"id": 300, "class": "bucket", "label": "bucket_300", "parent_room": 9,
+                             "description": "A blue bucket.", "bbox": [], "action_affordance": []}
+    (tmp_path / "Ashvale.json").write_text(json.dumps(doc))
+    sg = load_scene([tmp_path / "Ashvale.npz", tmp_path / "Ashvale.json"])
+    assert sg.report.geometry == "npz+json, 1 room(s) laid out"
+    assert sg.objects[300].parent_room == 9 and 300 in sg.report.laid_out and all(sg.rooms[9].size)
+    assert np.allclose(sg.rooms[1].location[:2], (2.0, 2.0))  # the boxed rooms keep their boxes
+    assert {p["object"]: p["room"] for p in sg.report.placed}[17] == "dining_room_2"
+    assert sg.report.merged["rooms"] == 1 and sg.report.merged["objects"] == 1
+    assert any("only in the .json" in note for note in sg.report.notes)

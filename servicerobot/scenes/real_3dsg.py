@@ -255,7 +255,7 @@ def _finish(parsed: _Parsed, report: LoadReport, similarity=None):
     sg = parsed.sg
     for obj, raw, has_location in parsed.pending:
         said = "no parent_room" if _missing(raw) else f"parent_room {raw!r} is not a room id"
-        if has_location and parsed.room_geometry:
+        if has_location and any(all(r.size) for r in sg.rooms.values()):
             rid, why = room_at(sg, obj.location)
         else:
             rid, why = None, ("it has no position" if not has_location else "the rooms have no geometry to place it by")
@@ -268,8 +268,9 @@ def _finish(parsed: _Parsed, report: LoadReport, similarity=None):
                               "room": sg.rooms[rid].label, "reason": f"{said}; {why}"})
     laid = sorted(oid for oid in parsed.no_location if oid in sg.objects)
     report.laid_out = laid
-    if not parsed.room_geometry:
-        report.geometry = "synthetic"
+    if not parsed.room_geometry:  # rooms without boxes are laid out on a grid (all of them: a CM .json alone)
+        boxed = sum(bool(all(r.size)) for r in sg.rooms.values())
+        report.geometry = "synthetic" if not boxed else f"{report.geometry}, {len(sg.rooms) - boxed} room(s) laid out"
     if not parsed.room_geometry or laid:
         sg = g._fill_geometry(sg)
     for obj in sg.objects.values():
