@@ -280,6 +280,7 @@ class ProblemInfo:
     _exactly: list[tuple[int, str | None]] | None = None
     _init_index: dict[tuple[str, int | None, str | None], list[Atom]] = field(default_factory=dict)
     _group_keys: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    _filter_sets: dict[str, list[tuple[frozenset[str], ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         positions = self.info.positions
@@ -310,9 +311,15 @@ class ProblemInfo:
             hit = self._group_keys[gi] = tuple(sorted(keys))
         return hit
 
-    def allowed(self, flt: _Filter, pos: int) -> frozenset[str]:
-        """The objects an action behind `flt` can put at position `pos` of the atom it adds."""
-        return self._allowed(*flt.positions[pos])
+    def filter_sets(self, predicate: str) -> list[tuple[frozenset[str], ...]]:
+        """Per distinct add filter of `predicate`: the objects an action can put at each position."""
+        hit = self._filter_sets.get(predicate)
+        if hit is None:
+            seen: dict[tuple, None] = {}
+            for flt in self.info.filters.get(predicate, ()):
+                seen.setdefault(tuple(self._allowed(*position) for position in flt.positions), None)
+            hit = self._filter_sets[predicate] = list(seen)
+        return hit
 
     def of_type(self, typ: str | None) -> tuple[str, ...]:
         """The objects (constants included) of type `typ` (all objects for None)."""

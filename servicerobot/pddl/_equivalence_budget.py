@@ -23,8 +23,8 @@ __all__ = [
     "spend",
 ]
 
-DEFAULT_CPU_SECONDS = 50.0
-"""CPU seconds one `compare` may spend after parsing before it answers unknown."""
+DEFAULT_CPU_SECONDS = 55.0
+"""CPU seconds one `compare` may spend, parsing included, before it answers unknown."""
 
 DEFAULT_WORK = 400_000_000
 """Work units (roughly: atoms or graph edges visited) one `compare` may spend before it answers unknown."""

@@ -124,8 +124,19 @@ def _dnf(node) -> list[tuple[frozenset, frozenset]]:
         if len(out) > MAX_TERMS:
             raise GoalTooComplexError(f"the goal has more than {MAX_TERMS} disjuncts in DNF")
         return out
-    terms = [(frozenset(), frozenset())]
+    pos: set[Atom] = set()  # the literal children in one pass: a big conjunction stays O(n)
+    neg: set[Atom] = set()
+    rest = []
     for c in children:
+        if isinstance(c, tuple) and isinstance(c[0], bool):
+            (pos if c[0] else neg).add(c[1])
+        else:
+            rest.append(c)
+    if pos & neg:
+        return []
+    spend(len(children), "expanding the goal")
+    terms = [(frozenset(pos), frozenset(neg))]
+    for c in rest:
         sub = _dnf(c)
         terms = [(p1 | p2, n1 | n2) for p1, n1 in terms for p2, n2 in sub if not (p1 | p2) & (n1 | n2)]
         if len(terms) > MAX_TERMS:
@@ -183,6 +194,7 @@ class _Closure:
         self.top_of: dict[str, str] = {}  # bottom of a chain of `on` atoms -> its top
         self.bottom_of: dict[str, str] = {}  # top -> bottom
         self.exact_chains = True
+        self.positions = pi.info.positions
 
     # -- exclusion -------------------------------------------------------------------------------
     def excluded(self, c: Atom) -> bool:
@@ -190,8 +202,9 @@ class _Closure:
         if c in self.neg or not self.pi.can_be_true(c):
             return True
         occ = self.occ
-        for m in self.pi.memberships(c):
-            if m in occ:
+        args = c.args
+        for gi, pos in self.positions.get(c.predicate, ()):
+            if (gi, None if pos is None else args[pos]) in occ:
                 return True
         return self.blocks and c.predicate == "on" and self.top_of.get(c.args[0]) == c.args[1]
 
@@ -265,11 +278,11 @@ class _Closure:
         for pred, kp in info.groups[gi].members:
             yield from pi.init_with(pred, kp, k)
             guards = [(g, pos) for g, pos in info.positions.get(pred, ()) if pos is not None and pos != kp]
-            for flt in info.filters.get(pred, ()):
-                n = len(flt.positions)
-                if kp is not None and k not in pi.allowed(flt, kp):
+            for allowed_sets in pi.filter_sets(pred):
+                n = len(allowed_sets)
+                if kp is not None and k not in allowed_sets[kp]:
                     continue
-                sets: list = [(k,) if i == kp else pi.allowed(flt, i) for i in range(n)]
+                sets: list = [(k,) if i == kp else allowed_sets[i] for i in range(n)]
                 best = None
                 for g, pos in guards:
                     free = self._free(g)

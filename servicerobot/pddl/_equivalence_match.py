@@ -40,6 +40,7 @@ class _State:
                 adj[u + offset].append((code, v + offset))
                 adj[v + offset].append((code + 1, u + offset))
         self.adj = adj
+        self.width = 2 * len(codes) + 2  # a signature entry is colour * width + code: ints sort fast
         self.members: list[set[int]] = [set() for _ in names]
         self.diff = [0] * len(names)
         for v, c in enumerate(col):
@@ -58,20 +59,43 @@ class _State:
         old = self.col[v]
         members, diff = self.members, self.diff
         side = 1 if v < self.na else -1
-        for colour, delta in ((old, -side), (c, side)):
-            before = diff[colour]
-            diff[colour] = before + delta
-            self.bad += (diff[colour] != 0) - (before != 0)
+        before = diff[old]
+        diff[old] = before - side
+        self.bad += (before != side) - (before != 0)
+        before = diff[c]
+        diff[c] = before + side
+        self.bad += (before != -side) - (before != 0)
         members[old].discard(v)
         members[c].add(v)
         self.col[v] = c
-        for colour in (old, c):
-            if len(members[colour]) > 2:
-                self.big.add(colour)
-            else:
-                self.big.discard(colour)
+        if len(members[old]) == 2:
+            self.big.discard(old)
+        if len(members[c]) == 3:
+            self.big.add(c)
         if log:
             self.log.append((v, old))
+
+    def _split(self, c: int, nodes: list[int]) -> None:
+        """Move `nodes` (all of colour c) to a new colour, logged."""
+        new = self._new_colour()
+        na, col, log = self.na, self.col, self.log
+        side = 0
+        for v in nodes:
+            col[v] = new
+            log.append((v, c))
+            side += 1 if v < na else -1
+        cls = self.members[c]
+        cls.difference_update(nodes)
+        self.members[new] = set(nodes)
+        diff = self.diff
+        before = diff[c]
+        diff[c] = before - side
+        diff[new] = side
+        self.bad += (diff[c] != 0) - (before != 0) + (side != 0)
+        if len(cls) <= 2:
+            self.big.discard(c)
+        if len(nodes) > 2:
+            self.big.add(new)
 
     def undo(self, mark: int) -> None:
         """Return to the colouring when the log had `mark` entries."""
@@ -81,10 +105,8 @@ class _State:
             self._move(v, old, log=False)
 
     def _signature(self, v: int) -> tuple:
-        col = self.col
-        adj = self.adj[v]
-        spend(len(adj) + 1, "refining colours")
-        return tuple(sorted([(code, col[u]) for code, u in adj]))
+        col, width = self.col, self.width
+        return tuple(sorted([col[u] * width + code for code, u in self.adj[v]]))
 
     def refine(self, dirty: set[int]) -> bool:
         """Refine to the coarsest stable partition; False as soon as the two sides' histograms differ."""
@@ -99,6 +121,7 @@ class _State:
                 if len(cls) == 1:
                     continue
                 groups: dict[tuple, list[int]] = {}
+                spend(len(nodes), "refining colours")
                 for v in nodes:
                     groups.setdefault(self._signature(v), []).append(v)
                 rest_sig = None
@@ -115,17 +138,13 @@ class _State:
                 for sig in order[:-1]:
                     if sig == rest_sig:
                         continue
-                    new = self._new_colour()
-                    for v in groups[sig]:
-                        self._move(v, new)
+                    self._split(c, groups[sig])
                     changed.extend(groups[sig])
                 if rest_sig is not None and rest_sig != keep:
                     kept = set(groups[keep])
                     moved = [x for x in members[c] if x not in kept]
-                    new = self._new_colour()
                     spend(len(moved), "refining colours")
-                    for v in moved:
-                        self._move(v, new)
+                    self._split(c, moved)
                     changed.extend(moved)
             adj = self.adj
             dirty = {u for v in changed for _, u in adj[v]}

@@ -74,6 +74,8 @@ from servicerobot.pddl.sexpr import parse_sexpr
 from servicerobot.pddl.writer import format_formula
 
 __all__ = [
+    "DEFAULT_CPU_SECONDS",
+    "DEFAULT_WORK",
     "MAX_SEMANTIC_MAPPINGS",
     "MAX_TERMS",
     "EquivalenceUnknownError",
@@ -339,14 +341,15 @@ def compare(
     domain: Domain | str,
     placeholder: bool = False,
     names: tuple[str, str] = ("a", "b"),
-    work: int = DEFAULT_WORK,
-    cpu_seconds: float | None = DEFAULT_CPU_SECONDS,
+    work: int | None = None,
+    cpu_seconds: float | None = -1.0,
 ) -> Verdict:
     """Like `equivalent`, with the reason when not: counts that differ (decided in O(n), before the goals
     are normalised), an ill-typed goal (a verdict, not an error), different goals or initial states.
     `names` label the problems in reasons and parse errors (the CLI passes the file names). `work`
-    (units: atoms and graph edges visited) and `cpu_seconds` (None: no limit) bound the check after
-    parsing; past either it raises `EquivalenceUnknownError` rather than run on.
+    (units: atoms and graph nodes visited; default `DEFAULT_WORK`) and `cpu_seconds` (default
+    `DEFAULT_CPU_SECONDS`, parsing included; None: no limit) bound the check; past either it raises
+    `EquivalenceUnknownError` rather than run on.
 
     Raises:
         PDDLError: a problem does not parse or does not fit the domain (other than an ill-typed goal).
@@ -355,6 +358,16 @@ def compare(
     """
     dom = _as_domain(domain)
     _check_supported(dom)
+    from servicerobot.pddl import _equivalence_budget as limits  # read at call time: tests lower them
+
+    work = limits.DEFAULT_WORK if work is None else work
+    cpu_seconds = limits.DEFAULT_CPU_SECONDS if cpu_seconds == -1.0 else cpu_seconds
+    with budget(work, cpu_seconds):
+        return _compare(problem_a, problem_b, dom, placeholder, names)
+
+
+def _compare(problem_a: Problem | str | NormalProblem, problem_b: Problem | str | NormalProblem, dom: Domain,
+             placeholder: bool, names: tuple[str, str]) -> Verdict:
     a, reason_a = _read(problem_a, dom, names[0])
     b, reason_b = _read(problem_b, dom, names[1])
     if reason_a or reason_b:
@@ -366,10 +379,9 @@ def compare(
         return Verdict(False, reason)
     if pa.objects == pb.objects and pa.init == pb.init and pa.goal == pb.goal:
         return Verdict(True)  # the same problem (names and order aside): the identity renaming, in O(n)
-    with budget(work, cpu_seconds):
-        a = a if isinstance(a, NormalProblem) else normalise(a, dom)
-        b = b if isinstance(b, NormalProblem) else normalise(b, dom)
-        return _decide(a, b, placeholder)
+    a = a if isinstance(a, NormalProblem) else normalise(a, dom)
+    b = b if isinstance(b, NormalProblem) else normalise(b, dom)
+    return _decide(a, b, placeholder)
 
 
 def _decide(a: NormalProblem, b: NormalProblem, placeholder: bool) -> Verdict:
@@ -406,8 +418,8 @@ def equivalent(
     problem_b: Problem | str | NormalProblem,
     domain: Domain | str,
     placeholder: bool = False,
-    work: int = DEFAULT_WORK,
-    cpu_seconds: float | None = DEFAULT_CPU_SECONDS,
+    work: int | None = None,
+    cpu_seconds: float | None = -1.0,
 ) -> bool:
     """True if the two problems are the same task up to a renaming of objects (`compare` says why not).
 
@@ -416,8 +428,8 @@ def equivalent(
         problem_b: the same for the other problem.
         domain: the domain, as PDDL text (parsed once and cached) or a `Domain`.
         placeholder: match init and goal with separate renamings (Planetarium's placeholder mode).
-        work: the work units the check may spend (see `compare`).
-        cpu_seconds: the CPU seconds it may spend after parsing (None: no limit).
+        work: the work units the check may spend (default `DEFAULT_WORK`, see `compare`).
+        cpu_seconds: the CPU seconds it may spend (default `DEFAULT_CPU_SECONDS`; None: no limit).
 
     A goal that cannot be well-typed (an object of the wrong type in a predicate) gives False.
 
