@@ -415,8 +415,9 @@ class PyBulletWorld(World):
 
 
 def make_pybullet_world(size="default", n_tasks: int = 4, event_rate: float | None = None,
-                        task_kinds=None, **_ignored) -> PyBulletWorld:
-    """The world `ServiceRobotEnv(world="pybullet", ...)` builds (household-only arguments are ignored).
+                        task_kinds=None) -> PyBulletWorld:
+    """The world `ServiceRobotEnv(world="pybullet", ...)` builds, from options checked against its spec
+    (`servicerobot.envs.options`: household-only options such as `disturbance_prob` are refused there).
 
     Pass a `PyBulletWorld(size, PyBulletOptions(...))` to `ServiceRobotEnv(world=...)` for the other options.
     """
