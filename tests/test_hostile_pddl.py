@@ -3,6 +3,8 @@ ill-typed goals."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -196,3 +198,88 @@ def test_the_same_large_problem_is_equivalent_without_normalising(monkeypatch):
     big = tower(3000)
     monkeypatch.setattr(eq, "normalise", no_normalise)
     assert compare(big, big.replace("(define (problem p)", "(define (problem copy)"), BW)
+
+
+# -- (either ...) types: a union, as Fast Downward reads them (issue 25, item 11) -------------------------
+
+STORAGE = """(define (domain storage-mini) (:requirements :typing)
+  (:types hoist surface place area - object  container depot - place  storearea transitarea - area
+          area crate - surface)
+  (:predicates (clear ?s - storearea) (in ?x - (either storearea crate) ?p - place) (available ?h - hoist)
+               (lifting ?h - hoist ?c - crate) (at ?h - hoist ?a - area) (on ?c - crate ?s - storearea)
+               (connected ?a1 ?a2 - area))
+  (:action lift :parameters (?h - hoist ?c - crate ?a1 - storearea ?a2 - area ?p - place)
+    :precondition (and (connected ?a1 ?a2) (at ?h ?a2) (available ?h) (on ?c ?a1) (in ?a1 ?p))
+    :effect (and (not (on ?c ?a1)) (clear ?a1) (not (available ?h)) (lifting ?h ?c) (not (in ?c ?p))))
+  (:action drop :parameters (?h - hoist ?c - crate ?a1 - storearea ?a2 - area ?p - place)
+    :precondition (and (connected ?a1 ?a2) (at ?h ?a2) (lifting ?h ?c) (clear ?a1) (in ?a1 ?p))
+    :effect (and (not (lifting ?h ?c)) (available ?h) (not (clear ?a1)) (on ?c ?a1) (in ?c ?p))))"""
+
+
+def storage_problem(goal: str = "(and (on c1 s2) (in c1 d1))", extra_objects: str = "") -> str:
+    return f"""(define (problem sp) (:domain storage-mini)
+  (:objects h1 - hoist c1 - crate s1 s2 - storearea t1 - transitarea d1 - depot {extra_objects})
+  (:init (at h1 t1) (available h1) (connected s1 t1) (connected t1 s1) (connected s2 t1) (connected t1 s2)
+         (on c1 s1) (in c1 d1) (in s1 d1) (in s2 d1) (clear s2))
+  (:goal {goal}))"""
+
+
+def test_either_types_parse_ground_plan_and_write_back():
+    from servicerobot.pddl import parse_domain, validate_plan, write_domain
+    from servicerobot.planners import BuiltinPlanner
+
+    dom = parse_domain(STORAGE)
+    assert dom.predicates["in"].params[0][1] == "(either storearea crate)"
+    types = dom.types
+    assert types.is_subtype("crate", "(either storearea crate)") and types.is_subtype("storearea", "(either storearea crate)")
+    assert not types.is_subtype("hoist", "(either storearea crate)")
+    assert types.is_subtype("(either storearea crate)", "surface")  # both members are surfaces
+    assert not types.is_subtype("(either storearea crate)", "area")
+    assert types.ancestors("(either storearea crate)") == ("surface", "object")
+    prob = parse_problem(storage_problem(), dom)
+    assert set(dom.objects_of_type(prob.objects, "(either storearea crate)")) == {"c1", "s1", "s2"}
+    result = BuiltinPlanner().solve(STORAGE, storage_problem(), timeout=None)
+    assert result.solved and len(result.plan) == 2
+    assert validate_plan(dom, prob, result.plan).valid
+    again = parse_domain(write_domain(dom))  # the union is written back as PDDL
+    assert again.predicates["in"] == dom.predicates["in"]
+
+
+@pytest.mark.parametrize(("goal", "words"), [
+    ("(in h1 d1)", "h1 is a hoist, but parameter ?x of 'in' needs a (either storearea crate)"),
+    ("(in t1 d1)", "t1 is a transitarea"),
+])
+def test_an_object_outside_the_union_is_a_type_error(goal, words):
+    from servicerobot.pddl import parse_domain
+
+    with pytest.raises(PDDLError, match=re.escape(words)):
+        parse_problem(storage_problem(goal), parse_domain(STORAGE))
+
+
+@pytest.mark.parametrize("bad", ["(either)", "(either ?x)", "(either (a) b)", "(oneof a b)"])
+def test_malformed_either_is_a_parse_error_naming_the_place(bad):
+    from servicerobot.pddl import parse_domain
+
+    with pytest.raises(PDDLParseError, match=r"\d+:\d+"):
+        parse_domain(STORAGE.replace("(either storearea crate)", bad, 1))
+
+
+def test_either_with_one_member_is_that_type_and_objects_may_be_declared_with_a_union():
+    from servicerobot.pddl import parse_domain
+
+    small = parse_domain("(define (domain d) (:requirements :typing) (:types crate) "
+                         "(:predicates (p ?x - (either crate crate))))")
+    assert small.predicates["p"].params[0][1] == "crate"
+    dom = parse_domain(STORAGE)
+    prob = parse_problem(storage_problem(extra_objects="u1 - (either crate storearea)"), dom)
+    assert prob.objects["u1"] == "(either crate storearea)"
+    assert "u1" in dom.objects_of_type(prob.objects, "surface")  # a union of surfaces is a surface
+    assert "u1" not in dom.objects_of_type(prob.objects, "crate")  # but not necessarily a crate
+
+
+def test_equivalence_over_a_domain_with_either_types():
+    from servicerobot.pddl import parse_domain
+
+    dom = parse_domain(STORAGE)
+    assert equivalent(storage_problem(), storage_problem("(and (in c1 d1) (on c1 s2))"), dom)
+    assert not equivalent(storage_problem(), storage_problem("(on c1 s1)"), dom)

@@ -399,7 +399,7 @@ def test_more_domain_errors(text, words):
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        ("(define (domain d) (:types a b - (either c e)))", "'(either ...)' types are not supported"),
+        ("(define (domain d) (:types a b - (either c e)))", "'(either ...)' is supported in parameters"),
         (
             "(define (domain d) (:functions (fuel) - number) (:action a :effect (decrease (fuel) 1)))",
             "numeric fluents are not supported",

@@ -7,7 +7,7 @@ from typing import NoReturn
 
 from servicerobot.errors import PDDLParseError, PDDLSemanticError
 from servicerobot.pddl.features import UnsupportedFeatureError
-from servicerobot.pddl.model import ROOT_TYPE
+from servicerobot.pddl.model import ROOT_TYPE, either_type
 from servicerobot.pddl.sexpr import SList, Token, position_of
 
 __all__ = ["Reader", "describe"]
@@ -59,6 +59,20 @@ class Reader:
             self.syntax(f"expected {what}, found {str(expr)!r}", expr)
         return sys.intern(str(expr))
 
+    def either(self, expr: SList, what: str) -> str:
+        """`(either t1 t2 ...)` as its union type name `(either t1 t2 ...)` (one member: that type).
+
+        Like Fast Downward, the union of the listed types: an object fits it when it fits one of them.
+        """
+        if len(expr) < 2:
+            self.syntax(f"'(either)' needs at least one type name in {what}", expr)
+        members: dict[str, None] = {}
+        for item in expr[1:]:
+            members.setdefault(self.name(item, f"a type name in '(either ...)' in {what}"), None)
+        if len(members) == 1:
+            return next(iter(members))
+        return sys.intern(either_type(tuple(members)))
+
     def variable(self, expr: Token | SList, what: str = "a variable like ?x") -> str:
         """A `?variable` name, interned."""
         if isinstance(expr, SList) or not expr.startswith("?") or len(expr) < 2:
@@ -72,7 +86,6 @@ class Reader:
 
         Raises:
             PDDLParseError: a misplaced `-`, a list where a name belongs, or a missing type.
-            UnsupportedFeatureError: an `(either ...)` type.
         """
         result: list[tuple[str, str, Token]] = []
         pending: list[tuple[str, Token]] = []
@@ -86,16 +99,14 @@ class Reader:
                     self.syntax(f"a type name must follow '-' in {what}", item)
                 typ_expr = items[i + 1]
                 if isinstance(typ_expr, SList):
-                    if typ_expr and typ_expr[0] == "either":
-                        self.unsupported(
-                            f"'(either ...)' types are not supported (in {what}); declare a common "
-                            "supertype instead",
-                            typ_expr,
+                    if not typ_expr or typ_expr[0] != "either":
+                        self.syntax(
+                            f"expected a type name or '(either t1 t2 ...)' after '-' in {what}, found "
+                            f"{describe(typ_expr)}", typ_expr
                         )
-                    self.syntax(
-                        f"expected a type name after '-' in {what}, found {describe(typ_expr)}", typ_expr
-                    )
-                typ = self.name(typ_expr, f"a type name after '-' in {what}")
+                    typ = self.either(typ_expr, what)
+                else:
+                    typ = self.name(typ_expr, f"a type name after '-' in {what}")
                 result.extend((name, typ, token) for name, token in pending)
                 pending = []
                 i += 2

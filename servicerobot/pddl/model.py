@@ -43,6 +43,8 @@ __all__ = [
     "TypeHierarchy",
     "WhenEffect",
     "effect_predicates",
+    "either_members",
+    "either_type",
     "format_params",
 ]
 
@@ -55,6 +57,21 @@ Params = tuple[tuple[str, str], ...]
 def format_params(params: Params) -> str:
     """`?r - robot ?i - item` for a parameter tuple."""
     return " ".join(f"{var} - {typ}" for var, typ in params)
+
+
+_EITHER = "(either "
+
+
+def either_type(members: tuple[str, ...]) -> str:
+    """The name of the union type `(either a b ...)` of `members`, as PDDL writes it."""
+    return f"{_EITHER}{' '.join(members)})"
+
+
+def either_members(typ: str) -> tuple[str, ...] | None:
+    """The member types of a union type name `(either a b ...)`; None for a plain type name."""
+    if not typ.startswith(_EITHER) or not typ.endswith(")"):
+        return None
+    return tuple(typ[len(_EITHER):-1].split())
 
 
 @dataclass(frozen=True)
@@ -77,7 +94,10 @@ class TypeHierarchy:
         return (ROOT_TYPE, *(t for t in self.parents if t != ROOT_TYPE))
 
     def __contains__(self, typ: object) -> bool:
-        return typ == ROOT_TYPE or typ in self.parents
+        if typ == ROOT_TYPE or typ in self.parents:
+            return True
+        members = either_members(typ) if isinstance(typ, str) else None
+        return members is not None and all(m in self for m in members)
 
     def ancestors(self, typ: str) -> tuple[str, ...]:
         """The strict supertypes of `typ`, nearest first, ending with `object`.
@@ -90,6 +110,12 @@ class TypeHierarchy:
             return cached
         if typ not in self:
             raise PDDLSemanticError(f"unknown type {typ!r}{did_you_mean(typ, self.types)}")
+        members = either_members(typ)
+        if members is not None:  # a union's supertypes: those above (or equal to) every member
+            around = [(m, *self.ancestors(m)) for m in members]
+            result = tuple(t for t in around[0] if all(t in other for other in around[1:]))
+            self._ancestor_cache[typ] = result
+            return result
         if self.more_parents:
             return self._all_ancestors(typ)
         chain: list[str] = []
@@ -123,13 +149,21 @@ class TypeHierarchy:
 
     def is_subtype(self, typ: str, supertype: str) -> bool:
         """True if `typ` is `supertype` or one of its descendants."""
-        return typ == supertype or supertype == ROOT_TYPE or supertype in self.ancestors(typ)
+        if typ == supertype or supertype == ROOT_TYPE:
+            return True
+        members = either_members(typ)
+        if members is not None:  # every object of a union is an object of one of its members
+            return all(self.is_subtype(m, supertype) for m in members)
+        members = either_members(supertype)
+        if members is not None:
+            return any(self.is_subtype(typ, m) for m in members)
+        return supertype in self.ancestors(typ)
 
     def descendants(self, typ: str) -> tuple[str, ...]:
         """The strict subtypes of `typ`, in declaration order."""
         if typ not in self:
             raise PDDLSemanticError(f"unknown type {typ!r}{did_you_mean(typ, self.types)}")
-        return tuple(t for t in self.parents if t != typ and typ in self.ancestors(t))
+        return tuple(t for t in self.parents if t != typ and self.is_subtype(t, typ))
 
 
 @dataclass(frozen=True)

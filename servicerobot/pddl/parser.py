@@ -31,6 +31,7 @@ from servicerobot.pddl.model import (
     Problem,
     TypeHierarchy,
     effect_predicates,
+    either_members,
 )
 from servicerobot.pddl.sexpr import SList, Token, parse_sexpr
 
@@ -123,6 +124,9 @@ def _types(rd: Reader, sections: dict[str, list[SList]]) -> TypeHierarchy:
     tokens: dict[str, Token] = {}
     for section in sections.get(":types", ()):
         for name, parent, token in rd.typed_list(section[1:], variables=False, what=":types"):
+            if either_members(parent) is not None:
+                rd.unsupported(f"type {name!r} has the union {parent!r} as its parent; '(either ...)' is "
+                               "supported in parameters, :constants and :objects, not in :types", token)
             if name == ROOT_TYPE:
                 if parent != ROOT_TYPE:
                     rd.semantic(f"the root type 'object' cannot have a parent ({parent!r})", token)
@@ -295,7 +299,8 @@ def parse_domain(text: str, source: str = "") -> Domain:
     Raises:
         PDDLParseError: malformed text (with line and column).
         PDDLSemanticError: unknown predicates, types, constants or variables; arity or type errors.
-        UnsupportedFeatureError: numeric fluents beyond static action costs, `either` types, durative actions.
+        UnsupportedFeatureError: numeric fluents beyond static action costs, an `either` type as the parent
+            of a type in :types, durative actions.
     """
     rd = Reader(text, source)
     expr = parse_sexpr(text, source)
