@@ -168,6 +168,35 @@ def test_scene_error_messages_quote_short_excerpts(tmp_path):
     assert len(str(info.value)) < 500
 
 
+_LEAF = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(), st.text(max_size=8))
+_VALUE = st.recursive(_LEAF, lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(st.text(max_size=6), c,
+                                                                                            max_size=4)),
+                      max_leaves=12)
+_FIELDS = ["id", "scene_category", "category", "class_", "class", "parent_room", "location", "size", "bbox",
+           "floor_area", "label", "action_affordance", "material", "description", "floor_number", "objects_in_room"]
+_RECORD = st.dictionaries(st.sampled_from(_FIELDS), _VALUE, max_size=8)
+_RECORDS = st.dictionaries(st.one_of(st.integers(0, 5).map(str), st.text(max_size=3)), st.one_of(_RECORD, _VALUE),
+                           max_size=3)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rooms=_RECORDS, objects=_RECORDS, building=_VALUE, as_json=st.booleans())
+def test_any_records_in_a_scene_file_load_or_raise_a_scene_error(tmp_path, rooms, objects, building, as_json):
+    """Hostile field values (a bbox of strings, an id of a dict, a NaN area, ...) in either format: a graph
+    or a `SceneError` with a short message, never another exception (a bbox of 3 or of text was a raw
+    TypeError/ValueError)."""
+    if as_json:
+        path = tmp_path / "s.json"
+        path.write_text(json.dumps({"rooms": rooms, "objects": objects, "scene_info": building}))
+    else:
+        path = tmp_path / "s.npz"
+        np.savez(path, output=np.array({"room": rooms, "object": objects, "building": building}, dtype=object))
+    try:
+        load_3dsg(path)
+    except SceneError as exc:
+        assert len(str(exc)) < 2000, str(exc)[:300]
+
+
 # ------------------------------------------------------------------ Context Matters layout
 @pytest.fixture
 def split(tmp_path) -> tuple[Path, Path]:

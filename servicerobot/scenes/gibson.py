@@ -603,8 +603,11 @@ def _geometry(record: dict, where: str) -> tuple[Vec3, Vec3] | None:
     if record.get("location") is not None and record.get("size") is not None:
         return _v3(record["location"], f"{where} location"), _v3(record["size"], f"{where} size")
     bbox = record.get("bbox")
-    if bbox is not None and len(bbox):
-        box = np.asarray(bbox, dtype=float).reshape(-1)
+    if bbox is not None and not (isinstance(bbox, (list, tuple, np.ndarray)) and len(bbox) == 0):
+        try:
+            box = np.asarray(bbox, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            box = np.zeros(0)
         if box.size != 6:
             raise SceneError(f"{where} bbox must be [xmin, ymin, zmin, xmax, ymax, zmax], got {excerpt(bbox)}")
         return _v3((box[:3] + box[3:]) / 2, f"{where} bbox"), _v3(np.abs(box[3:] - box[:3]), f"{where} bbox")
