@@ -210,3 +210,20 @@ def test_render_modes():
     env.reset(seed=0)
     frame = env.render()
     assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3 and frame.min() < 128
+
+
+@pytest.mark.parametrize("name", ["blocks", "sokoban"])
+def test_rgb_array_is_pddlgym_own_drawing_of_the_same_state(name):
+    core = _pddlgym_core()
+    import pddlgym.rendering
+
+    env = PDDLGymEnv(name, problem_index=0, render_mode="rgb_array")
+    env.reset(seed=0)
+    spec = registered_domains()[name]
+    domain_file, problem_dir = spec.files()
+    theirs = core.PDDLEnv(str(domain_file), str(problem_dir), operators_as_actions=spec.operators_as_actions)
+    theirs.fix_problem_index(0)
+    tobs, _ = theirs.reset()
+    expected = np.asarray(getattr(pddlgym.rendering, spec.render)(tobs.literals))[:, :, :3]
+    frame = env.render()
+    assert frame.shape == expected.shape and np.array_equal(frame, expected)

@@ -35,6 +35,10 @@ def _pddlgym_renderer(name: str | None):
         module = importlib.import_module("pddlgym.rendering")
     except Exception:  # noqa: BLE001 - pddlgym missing or broken beside our dependencies: draw text instead
         return None
+    if not hasattr(Image, "ANTIALIAS"):
+        # PDDLGym's sprite renderers resize with Image.ANTIALIAS, the alias of LANCZOS that Pillow 10 removed
+        # (the reason for its pillow<10 pin); the same filter under its old name lets them draw.
+        Image.ANTIALIAS = Image.LANCZOS
     return getattr(module, name, None)
 
 
