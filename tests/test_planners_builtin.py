@@ -147,10 +147,39 @@ def test_expansion_and_time_limits():
     assert limited.expanded == 5
     bfs = BuiltinPlanner(algorithm="bfs", max_expansions=50).solve(BLOCKS, SHUFFLE8)
     assert bfs.status is PlanStatus.TIMEOUT and bfs.expanded == 50
+
+
+
+class _Clock:
+    """A clock for the planner's deadline that advances `step` seconds each time it is read."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step, self.reads = 0.0, step, 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        self.now += self.step
+        return self.now
+
+
+def test_deadline_is_honoured_while_grounding(monkeypatch):
+    # Behaviour, not wall seconds (issue 25): the deadline's clock is driven by the test. Before, grounding
+    # never looked at the clock, so on a loaded machine timeout=0.05 took 12.8-16.3 s (grounding: 0.8 s CPU).
+    import servicerobot.planners.builtin as builtin
+
     big = blocks([[f"b{i}" for i in range(40)]], [[f"b{i}" for i in reversed(range(40))]])
+    clock = _Clock(step=0.02)  # set at 0.02 s, the deadline (0.07 s) has passed at the 4th read (0.08 s)
+    monkeypatch.setattr(builtin, "_clock", clock)
     timed = BuiltinPlanner().solve(BLOCKS, big, timeout=0.05)
-    assert timed.status is PlanStatus.TIMEOUT and "time limit reached" in timed.message
-    assert timed.total_time < 3
+    assert timed.status is PlanStatus.TIMEOUT and timed.plan == ()
+    assert "time limit reached while grounding" in timed.message and timed.expanded == 0
+    assert clock.reads == 4  # read when the deadline is set, then at each check until it has passed
+    # a clock that never passes the deadline: grounding completes and the search finds the plan
+    frozen = _Clock(step=0.0)
+    monkeypatch.setattr(builtin, "_clock", frozen)
+    small = blocks([["a", "b", "c"]], [["c", "b", "a"]])
+    solved = BuiltinPlanner().solve(BLOCKS, small, timeout=0.05)
+    assert solved.solved and frozen.reads > 1
 
 
 def test_goal_holding_initially():

@@ -8,7 +8,7 @@ precondition's top-level positive atoms are bound by matching those atoms agains
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from servicerobot.pddl.atoms import State
@@ -16,7 +16,10 @@ from servicerobot.pddl.explain import conjuncts
 from servicerobot.pddl.grounding import Universe
 from servicerobot.pddl.model import Action, AtomF, Domain
 
-__all__ = ["Grounder", "applicable_actions", "candidate_arguments"]
+__all__ = ["CHECK_EVERY", "Grounder", "applicable_actions", "candidate_arguments"]
+
+CHECK_EVERY = 256
+"""Join steps between two calls of `candidate_arguments`'s `check`."""
 
 
 class Grounder(Protocol):
@@ -33,26 +36,40 @@ class Grounder(Protocol):
 
 
 def candidate_arguments(
-    action: Action, interpreter: Grounder, facts: dict[str, list[tuple[str, ...]]]
+    action: Action, interpreter: Grounder, facts: dict[str, list[tuple[str, ...]]],
+    check: Callable[[], None] | None = None,
 ) -> set:
-    """Argument tuples of `action` that satisfy its top-level positive atoms (`facts`: predicate -> args)."""
+    """Argument tuples of `action` that satisfy its top-level positive atoms (`facts`: predicate -> args).
+
+    `check`, when given, is called every `CHECK_EVERY` steps of the join (a deadline raises from it).
+    """
     params = dict(action.params)
     allowed = {var: frozenset(interpreter.universe.of_type(typ)) for var, typ in action.params}
     atoms = [c for c in conjuncts(action.precondition) if isinstance(c, AtomF)]
     atoms.sort(key=lambda a: len(facts.get(a.predicate, ())))
     variables = [var for var, _ in action.params]
     found: set[tuple[str, ...]] = set()
+    steps = [0]
+
+    def tick() -> None:
+        steps[0] += 1
+        if steps[0] % CHECK_EVERY == 0:
+            check()
 
     def join(index: int, binding: dict[str, str]) -> None:
         if index == len(atoms):
             free = [var for var in variables if var not in binding]
             for values in itertools.product(*(interpreter.universe.of_type(params[v]) for v in free)):
+                if check is not None:
+                    tick()
                 full = {**binding, **dict(zip(free, values))}
                 found.add(tuple(full[var] for var in variables))
             return
         atom = atoms[index]
         terms = atom.terms
         for args in facts.get(atom.predicate, ()):
+            if check is not None:
+                tick()
             if len(args) != len(terms):
                 continue
             new = binding

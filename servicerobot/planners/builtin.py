@@ -58,6 +58,12 @@ ALGORITHMS = ("gbfs", "bfs")
 _DNF_LIMIT = 64  # most disjuncts kept when a precondition, condition or goal is split into its DNF
 _BOOST = 1000  # preferred-operator boost on progress (Fast Downward's default)
 _CLOCK_EVERY = 64  # expansions between two looks at the clock
+_CHECK_EVERY = 256  # ground actions between two looks at the clock while grounding
+_clock = time.perf_counter  # the deadline's clock (a module attribute, so tests can drive it)
+
+
+def _no_check() -> None:
+    """No deadline."""
 _UNREACHED = 10**9  # the h of a state whose relaxation misses the heuristic's goal (when not pruned)
 
 
@@ -139,6 +145,7 @@ class GroundTask:
     Args:
         domain: the domain.
         problem: the problem; its goal may be any formula.
+        check: called every few hundred steps of grounding and compiling; a deadline raises from it.
 
     Attributes:
         interpreter: the interpreter over the problem's objects (its universe, goal and grounding).
@@ -147,15 +154,22 @@ class GroundTask:
         goal: the compiled goal (the search's goal test).
     """
 
-    def __init__(self, domain: Domain, problem: Problem):
+    def __init__(self, domain: Domain, problem: Problem, check: Callable[[], None] | None = None):
+        self._check = check if check is not None else _no_check
         self.interpreter = interp = Interpreter.for_problem(domain, problem)
         self.init: State = frozenset(problem.init)
         self.goal = interp.compile_goal(problem.goal)
         universe = interp.universe
         actions, pre_nodes, parts = self._ground(domain, universe)
         self.actions: list[GroundAction] = actions
-        self._pre_tests: list[Callable[[State], bool]] = [compile_test(node) for node in pre_nodes]
+        check = self._check
+        self._pre_tests: list[Callable[[State], bool]] = []
+        for index, node in enumerate(pre_nodes):
+            if index % _CHECK_EVERY == 0:
+                check()
+            self._pre_tests.append(compile_test(node))
         self._effects = [_compile_effects(action_parts) for action_parts in parts]
+        check()
 
         # fluents: atoms some action adds or deletes; every other atom keeps its initial value
         fluents: dict[Atom, None] = {}
@@ -167,9 +181,12 @@ class GroundTask:
         self._neg_id: dict[Atom, int] = {}
         # the DNFs first: they create the ids of the negative literals that effects must then add
         pre_dnfs = [self._relaxed_dnf((node,)) for node in pre_nodes]
+        check()
         cond_dnfs = [[self._relaxed_dnf(part.conditions) for part in action_parts] for action_parts in parts]
+        check()
         self._compile_goal(domain, problem, universe)
         self._compile_operators(pre_dnfs, cond_dnfs, parts)
+        check()
         self._neg_pairs = tuple(self._neg_id.items())
 
         # successor index: each action under one positive fluent precondition atom (its trigger)
@@ -196,9 +213,12 @@ class GroundTask:
             for atom in reached:
                 facts.setdefault(atom.predicate, []).append(atom.args)
             added: list[tuple[str, tuple[str, ...]]] = []
+            check = self._check
             for action in domain.actions.values():
                 variables = [var for var, _ in action.params]
-                for args in candidate_arguments(action, interp, facts):
+                for step, args in enumerate(candidate_arguments(action, interp, facts, check)):
+                    if step % _CHECK_EVERY == 0:
+                        check()
                     key = (action.name, args)
                     if key in parts_of:
                         continue
@@ -460,15 +480,21 @@ class BuiltinPlanner(Planner):
     def plan(self, domain: Domain, problem: Problem, timeout: float | None = None) -> PlanResult:
         """Search on parsed objects (what `solve` calls after its checks; `total_time` is left 0)."""
         start = time.perf_counter()
-        deadline = None if timeout is None else start + timeout
+        deadline = None if timeout is None else _clock() + timeout
         if domain.derived:  # its relaxation and successor index read basic atoms only
             return PlanResult(PlanStatus.UNSUPPORTED, planner=self.label,
                               message="derived predicates (:derived) are not supported by the builtin planner; "
                                       "use FastDownward, which evaluates them as axioms")
+        def check() -> None:
+            if deadline is not None and _clock() > deadline:
+                raise _Stop("time limit reached while grounding: no plan within the timeout")
+
         try:
-            task = GroundTask(domain, problem)
+            task = GroundTask(domain, problem, check)
         except PDDLError as error:
             return PlanResult(PlanStatus.ERROR, planner=self.label, message=str(error))
+        except _Stop as stop:
+            return PlanResult(PlanStatus.TIMEOUT, planner=self.label, expanded=0, message=str(stop))
         ground_time = time.perf_counter() - start
         search_start = time.perf_counter()
         counter = [0]
@@ -487,7 +513,7 @@ class BuiltinPlanner(Planner):
     def _check(self, expanded: int, deadline: float | None) -> None:
         if expanded >= self.max_expansions:
             raise _Stop(f"expansion limit reached: no plan within {self.max_expansions} expansions")
-        if deadline is not None and expanded % _CLOCK_EVERY == 0 and time.perf_counter() > deadline:
+        if deadline is not None and expanded % _CLOCK_EVERY == 0 and _clock() > deadline:
             raise _Stop("time limit reached: no plan within the timeout")
 
     @staticmethod
