@@ -165,7 +165,7 @@ class _Clock:
 def test_deadline_is_honoured_while_grounding(monkeypatch):
     # Behaviour, not wall seconds (issue 25): the deadline's clock is driven by the test. Before, grounding
     # never looked at the clock, so on a loaded machine timeout=0.05 took 12.8-16.3 s (grounding: 0.8 s CPU).
-    import servicerobot.planners.builtin as builtin
+    from servicerobot.planners import builtin
 
     big = blocks([[f"b{i}" for i in range(40)]], [[f"b{i}" for i in reversed(range(40))]])
     clock = _Clock(step=0.02)  # set at 0.02 s, the deadline (0.07 s) has passed at the 4th read (0.08 s)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -153,6 +153,17 @@ def _text(ctx: TampContext, map_name: str, places: Iterable[str], objects: Seque
     return "\n".join(lines) + "\n", {pn[s]: s for s in symbols}
 
 
+def _checker(deadline: Deadline | None) -> Callable[[], None]:
+    """A no-argument check of `deadline` that names the encoding in its TampTimeout."""
+    if deadline is None:
+        return _never
+    return lambda: deadline.check("encoding the task problem")
+
+
+def _never() -> None:
+    """No deadline."""
+
+
 def _lit(lit, pn: dict[str, str]) -> str:
     atom = f"({lit.predicate} {pn[lit.symbol]})"
     return atom if lit.positive else f"(not {atom})"
@@ -163,31 +174,39 @@ def dense_problem(ctx: TampContext, goal: DnfGoal, objects: Iterable[str] = (), 
     """Every place and place-place edge (minus what included objects' discs cover), plus included objects and
     their near-object edges (`_near_edges`)."""
     t0 = time.perf_counter()
+    check = _checker(deadline)
     goal.check(ctx.map)
     clauses = _clauses(goal, clause)
     included = _included(ctx, goal, objects)
+    check()
     removed, removed_edges = ctx.statics(included, soft=True)
+    check()
     if clause is not None:  # one clause: what its avoided places rule out geometrically goes too
         nodes, edges_out = ctx.avoid_filter(goal.avoided(clause))
+        check()
         removed = removed | (nodes - {ctx.index[p] for p in goal.avoided(clause)})
         removed_edges = removed_edges | edges_out
     names = ctx.names
     edges: dict[tuple[str, str], int] = {}
     for u, nbrs in enumerate(ctx.adj):
+        if u % 256 == 0:
+            check()
         if u in removed:
             continue
         for v, w in nbrs:
             if v not in removed and ((u, v) if u < v else (v, u)) not in removed_edges:
                 edges[(names[u], names[v])] = w
-    if deadline is not None:
-        deadline.check()
+    check()
     places = [n for i, n in enumerate(names) if i not in removed]
     facts, blocked = _object_part(ctx, included, removed, edges)
+    check()
     idx = ctx.index
     barrier = {idx[p] for p in blocked} | {idx[lit.symbol] for i in clauses for lit in goal.clauses[i]
                                           if lit.kind == "avoid" and lit.symbol in idx}
     _near_edges(ctx, included, removed, removed_edges, barrier, edges, deadline)
+    check()
     text, to_map = _text(ctx, ctx.map.name, places, included, edges, facts, goal, clauses, frozenset())
+    check()
     return TaskProblem("dense", text, goal, clauses, tuple(places), tuple(included), edges, to_map,
                        time.perf_counter() - t0)
 
@@ -208,13 +227,17 @@ def _near_edges(ctx: TampContext, included: Sequence[str], removed: frozenset[in
     approach = {o: a for o, a in approach.items() if a is not None and a not in excluded and a not in barrier}
     if not approach:
         return
+    _checker(deadline)()
     near = {o: [int(p) for p in ctx.places_near(ctx.map.objects[o].position, NEAR_PLACE) if int(p) not in excluded]
             for o in approach}
+    _checker(deadline)()
     targets = set(approach.values()).union(*near.values())
     dist = ctx.barrier_distances(sorted(set(approach.values())), targets, barrier, frozenset(excluded),
                                  removed_edges, deadline)
     names = ctx.names
+    check = _checker(deadline)
     for o, a in approach.items():
+        check()
         cost = ctx.footprint(o).approach_cost
         for p in near[o]:
             if p != a and (a, p) in dist:
@@ -231,20 +254,25 @@ def sparse_problem(ctx: TampContext, goal: DnfGoal, objects: Iterable[str] = (),
                    deadline: Deadline | None = None) -> TaskProblem:
     """The start, goal places, approach places and barrier places, pairwise joined by barrier-free paths."""
     t0 = time.perf_counter()
+    check = _checker(deadline)
     goal.check(ctx.map)
     clauses = _clauses(goal, clause)
     included = _included(ctx, goal, objects)
+    check()
     removed, removed_edges = ctx.statics(included, soft=True)
+    check()
     idx = ctx.index
     avoided = {lit.symbol for i in clauses for lit in goal.clauses[i] if lit.kind == "avoid" and lit.symbol in idx}
     dropped: frozenset[str] = frozenset()
     if clause is not None:  # one clause: its avoided places, and what they rule out geometrically, vanish
         nodes, edges_out = ctx.avoid_filter(avoided)
+        check()
         removed = removed | nodes
         removed_edges = removed_edges | edges_out
         dropped, avoided = frozenset(avoided), set()
     edges: dict[tuple[str, str], int] = {}
     facts, blocked = _object_part(ctx, included, removed, edges)
+    check()
     barrier = {idx[p] for p in avoided | blocked}
     kept = {ctx.start} | barrier
     kept |= {idx[lit.symbol] for i in clauses for lit in goal.clauses[i] if lit.kind == "visit" and lit.symbol in idx}
@@ -255,7 +283,9 @@ def sparse_problem(ctx: TampContext, goal: DnfGoal, objects: Iterable[str] = (),
     for (s, t), d in dist.items():
         edges[(ctx.names[s], ctx.names[t])] = d
     places = [ctx.names[k] for k in order]
+    check()
     text, to_map = _text(ctx, ctx.map.name, places, included, edges, facts, goal, clauses, dropped)
+    check()
     return TaskProblem("sparse", text, goal, clauses, tuple(places), tuple(included), edges, to_map,
                        time.perf_counter() - t0)
 

@@ -31,18 +31,23 @@ class TampTimeout(TampError):
     """The planning deadline passed (raised inside the planner, reported as a TIMEOUT status)."""
 
 
+_clock = time.perf_counter  # the deadline's clock (a module attribute, so tests can drive it)
+
+
 class Deadline:
     """A wall-clock deadline; `check()` raises TampTimeout once it has passed."""
 
     def __init__(self, seconds: float | None):
-        self.end = None if seconds is None else time.perf_counter() + seconds
+        self.end = None if seconds is None else _clock() + seconds
 
     def remaining(self) -> float | None:
-        return None if self.end is None else self.end - time.perf_counter()
+        """Seconds left (negative once passed); None without a deadline."""
+        return None if self.end is None else self.end - _clock()
 
-    def check(self) -> None:
-        if self.end is not None and time.perf_counter() > self.end:
-            raise TampTimeout("the planning time limit ran out")
+    def check(self, during: str = "") -> None:
+        """Raise TampTimeout if the deadline has passed; `during` names the phase in the message."""
+        if self.end is not None and _clock() > self.end:
+            raise TampTimeout("the planning time limit ran out" + (f" while {during}" if during else ""))
 
 
 class PlacesGraph:
