@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from servicerobot.cli import main
 from servicerobot.experiments.config import ConfigError, load_config, parse_config
@@ -50,6 +52,7 @@ def _run_cli(args: list[str], capsys) -> tuple[int, str]:
     ({"seeds": [-1]}, r"seeds must be integers in \[0, 2\*\*63 - 1\].*got -1"),
     ({"seeds": {"start": -5, "count": 3}}, r"seeds run from -5 to -3; a seed must be in \[0, 2\*\*63 - 1\]"),
     ({"seeds": [2**64]}, r"seeds must be integers in \[0, 2\*\*63 - 1\]"),
+    ({"seeds": [0, None, 0]}, r"seeds must be integers in \[0, 2\*\*63 - 1\].*got None"),
     ({"seeds": "0-9"}, "'seeds' must be a list of integers"),
     ({"agent": {"planner_timeout": "x" * 100_000}}, r"agent.planner_timeout must be a positive number"),
 ])
@@ -61,6 +64,30 @@ def test_a_bad_config_is_refused_at_load_with_a_short_message(tmp_path, capsys, 
     code, err = _run_cli([str(path), "--out", str(tmp_path / "r.jsonl")], capsys)
     assert code == 2 and re.search(message, err)
     assert not (tmp_path / "r.jsonl").exists() or (tmp_path / "r.jsonl").read_text() == ""
+
+
+_LEAF = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(), st.text(max_size=8))
+_VALUE = st.recursive(_LEAF, lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(
+    st.one_of(st.text(max_size=6), st.integers()), c, max_size=4)), max_leaves=10)
+
+
+@settings(max_examples=120, deadline=None)
+@given(where=st.sampled_from(["name", "seeds", "variants", "envs", "agent", "description", "extra", "env.kwargs",
+                              "env.id", "env.name", "agent.llm"]), value=_VALUE)
+def test_any_value_anywhere_in_a_config_loads_or_raises_a_config_error(where, value):
+    """A fuzzed value at any key: a config or a `ConfigError` with a short message, never another exception
+    (a seed list holding None was a raw TypeError)."""
+    data = {**TINY, "envs": [dict(TINY["envs"][0])]}
+    if where.startswith("env."):
+        data["envs"][0][where[4:]] = value
+    elif where == "agent.llm":
+        data["agent"] = {"llm": value}
+    else:
+        data[where] = value
+    try:
+        parse_config(data)
+    except ConfigError as exc:
+        assert len(str(exc)) < 3000, str(exc)[:300]
 
 
 def test_n_tasks_of_a_billion_in_a_config_is_refused_without_building_the_env(monkeypatch):

@@ -268,8 +268,9 @@ def _seeds(value: Any, source: str, most: int) -> Sequence[int]:
                           f"{excerpt(value)}")
     if len(value) > most:  # before looking at each seed: a huge list is refused at once
         raise _too_many(len(value), most, source)
-    bad = next((s for s in value if not (integer(s) and 0 <= s <= MAX_SEED)), None)
-    if bad is not None:
+    bad = [s for s in value if not (integer(s) and 0 <= s <= MAX_SEED)][:1]  # a list: the bad seed may be None
+    if bad:
+        bad = bad[0]
         raise ConfigError(f"{source}: seeds must be integers in [0, 2**63 - 1] (numpy and gymnasium refuse negative "
                           f"seeds), got {excerpt(bad)}")
     seeds = tuple(value)
