@@ -60,6 +60,10 @@ def test_every_registered_domain_with_problems_passes_check_env():
         env = PDDLGymEnv(name, problem_index=0)
         check_env(env, skip_render_check=True)
         checked.append(name)
+        if any((problem_dir.parent / f"{name}_test").glob("*.pddl")):  # PDDLEnv<Name>Test-v0
+            test_env = PDDLGymEnv(name, test=True)
+            obs, info = test_env.reset(seed=1)
+            assert "_test" in info["problem_file"] and test_env.observation_space.contains(obs)
     assert len(checked) >= 70
 
 

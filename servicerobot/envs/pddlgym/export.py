@@ -198,14 +198,16 @@ def to_pddlgym_domain(domain: Domain, goals: Sequence[list[tuple[bool, AtomF]]] 
     triggers: list[str] = []
     for action in domain.actions.values():
         pre = _literals(action.precondition)
-        if pre is None:
-            omitted[action.name] = "its precondition is not a conjunction of literals (quantified or disjunctive)"
-            continue
         plain = [e for e in action.effects if isinstance(e, (AddEffect, DelEffect))]
         whens = [e for e in action.effects if isinstance(e, WhenEffect)]
+        why = []
+        if pre is None:
+            why.append("its precondition is not a conjunction of literals (quantified or disjunctive)")
         if any(isinstance(e, ForallEffect) for e in action.effects):
-            omitted[action.name] = ("a quantified effect over the problem's objects (PDDLGym's operators have "
-                                    "neither quantified nor conditional effects)")
+            why.append("a quantified effect over the problem's objects (PDDLGym's operators have neither "
+                       "quantified nor conditional effects)")
+        if why:
+            omitted[action.name] = "; ".join(why)
             continue
         bad = [w for w in whens if len(_literals(w.condition) or []) != 1
                or not all(isinstance(x, (AddEffect, DelEffect)) for x in w.effects)]
