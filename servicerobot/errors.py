@@ -14,7 +14,14 @@ __all__ = [
     "ServiceRobotError",
     "TampError",
     "TampGoalError",
+    "install_hint",
 ]
+
+
+def install_hint(extra: str) -> str:
+    """How to install an optional part: `pip install -e ".[pybullet]"` in a clone of the repository, or
+    `pip install "servicerobot[pybullet]"` where the package comes from an index."""
+    return f'pip install -e ".[{extra}]" in a clone of the repository (pip install "servicerobot[{extra}]" from an index)'
 
 
 class ServiceRobotError(Exception):

@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from servicerobot.errors import DependencyNotInstalled, ServiceRobotError
+from servicerobot.errors import DependencyNotInstalled, ServiceRobotError, install_hint
 from servicerobot.experiments.config import EpisodeSpec, ExperimentConfig
 from servicerobot.experiments.episode import run_episode
 from servicerobot.language.local_server import WORKER_VAR
@@ -188,7 +188,7 @@ def _check_ray_address(address: str, timeout: float = 25.0) -> None:
     import importlib.util
 
     if importlib.util.find_spec("ray") is None:
-        raise DependencyNotInstalled('the Ray back end needs Ray: pip install "servicerobot[ray]"')
+        raise DependencyNotInstalled(f"the Ray back end needs Ray: {install_hint('ray')}")
     hint = ("start one with `ray start --head --port PORT` and pass HOST:PORT, 'auto' for the local cluster, "
             "or 'local' for a private instance")
     if address != "auto":
@@ -284,7 +284,7 @@ def _ray(todo: list[EpisodeSpec], run: dict, workers: int, ray_address: str | No
     try:
         import ray
     except ImportError as exc:
-        raise DependencyNotInstalled('the Ray back end needs Ray: pip install "servicerobot[ray]"') from exc
+        raise DependencyNotInstalled(f"the Ray back end needs Ray: {install_hint('ray')}") from exc
     started = False
     if not ray.is_initialized():
         if ray_address in (None, "local"):

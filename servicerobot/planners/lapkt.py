@@ -37,7 +37,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from servicerobot.errors import DependencyNotInstalled, PDDLError, PDDLSemanticError
+from servicerobot.errors import DependencyNotInstalled, PDDLError, PDDLSemanticError, install_hint
 from servicerobot.pddl.atoms import Atom
 from servicerobot.pddl.explain import conjuncts
 from servicerobot.pddl.features import UnsupportedFeatureError
@@ -80,7 +80,7 @@ It stops at the first plan. `AT_LAPKT_Planner` adds an anytime RWA* stage that r
 its last plan optimal, so under a time limit it ends as TIMEOUT (the kill discards its plans).
 """
 
-INSTALL_HINT = 'pip install "servicerobot[lapkt]"'
+INSTALL_HINT = install_hint("lapkt")
 
 _RUNNER = (
     "from lapkt.parseargs import process_arguments\n"

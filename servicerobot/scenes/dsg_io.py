@@ -10,7 +10,7 @@ their x-y position (default: the median distance to the nearest other place), pl
 a region "unassigned", objects get the radius of half the larger side of their bounding box, and the start
 is the first place (by id) of the largest connected component unless the metadata names one.
 
-spark-dsg is the optional extra `dsg` (`pip install "servicerobot[dsg]"`); it is imported only when used.
+spark-dsg is the optional extra `dsg` (`pip install -e ".[dsg]"`); it is imported only when used.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from servicerobot.errors import DependencyNotInstalled, SceneError
+from servicerobot.errors import DependencyNotInstalled, SceneError, install_hint
 from servicerobot.scenes.tamp_map import MapObject, Place, Region, TampMap
 
 __all__ = ["from_spark_dsg", "load_dsg", "save_dsg", "to_spark_dsg"]
@@ -33,7 +33,7 @@ def _spark() -> Any:
         import spark_dsg
     except ImportError as error:
         raise DependencyNotInstalled(
-            'spark-dsg is needed to read and write scene graphs: pip install "servicerobot[dsg]"') from error
+            f"spark-dsg is needed to read and write scene graphs: {install_hint('dsg')}") from error
     return spark_dsg
 
 

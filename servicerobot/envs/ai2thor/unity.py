@@ -23,14 +23,14 @@ from servicerobot.envs.ai2thor.skills import NAVIGATE_TO, NOT_IN_THOR, TARGET, T
 from servicerobot.envs.ai2thor.symbolic import merge_percept, region_spot
 from servicerobot.envs.executor import Executor
 from servicerobot.envs.household.state import HouseholdState
-from servicerobot.errors import SceneError
+from servicerobot.errors import SceneError, install_hint
 from servicerobot.pddl import Atom
 from servicerobot.scenes.ithor import ThorScene
 from servicerobot.scenes.thor_types import canonical_type
 
 __all__ = ["UnityThor", "make_controller"]
 
-_EXTRA = 'pip install "servicerobot[ai2thor]"'
+_EXTRA = install_hint("ai2thor")
 
 
 def _has_nvidia_gpu() -> bool:

@@ -23,7 +23,7 @@ from servicerobot.adapters.habitat import SemanticIndex, View, household_percept
 from servicerobot.envs.executor import Executor
 from servicerobot.envs.habitat.stage import Stage, build_stage, from_habitat, front_side, to_habitat
 from servicerobot.envs.habitat.viewing import SURFACES, oblique, support_points
-from servicerobot.errors import DependencyNotInstalled, SceneError
+from servicerobot.errors import DependencyNotInstalled, SceneError, install_hint
 from servicerobot.pddl import Atom
 from servicerobot.scenes.gibson import (
     GibsonScene,
@@ -41,9 +41,8 @@ _HIDDEN_Y = -30.0  # items people hold or that were thrown away wait below the f
 _SEEN = 0.5  # the share of a receptacle's support surface a look-around must show, else the robot goes to look
 _RECEPTACLE_TYPES = SURFACES | {"container", "openable", "sink", "fridge", "washer", "dryer"}  # what holds items
 _INSTALL = ("habitat-sim is not installed. Install it with conda (`conda install habitat-sim -c conda-forge "
-            "-c aihabitat`, add `headless` on a cluster), or run inside ../shared/habitat-sandbox "
-            "(`run --pip -e . -- python ...`); or use simulator=\"symbolic\". The stage builder also needs "
-            "trimesh: pip install \"servicerobot[habitat]\".")
+            "-c aihabitat`, add `headless` on a cluster; docs/install.md), or use simulator=\"symbolic\". The "
+            f"stage builder also needs trimesh: {install_hint('habitat')}.")
 
 
 def import_habitat_sim():

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from servicerobot.envs.habitat.walkways import Walkway, plan_walkways
-from servicerobot.errors import DependencyNotInstalled
+from servicerobot.errors import DependencyNotInstalled, install_hint
 from servicerobot.scenes.gibson import SINK_DEPTH, SceneGraph3D, adjacent_rooms, class_type
 from servicerobot.scenes.gibson_classes import ITEM_TYPES, class_key
 
@@ -64,7 +64,7 @@ def _trimesh():
     try:
         import trimesh
     except ImportError as error:
-        raise DependencyNotInstalled('building a habitat-sim stage needs trimesh: pip install "servicerobot[habitat]"'
+        raise DependencyNotInstalled(f"building a habitat-sim stage needs trimesh: {install_hint('habitat')}"
                                      ) from error
     return trimesh
 

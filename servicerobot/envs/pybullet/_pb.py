@@ -8,11 +8,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from servicerobot.errors import DependencyNotInstalled
+from servicerobot.errors import DependencyNotInstalled, install_hint
 
 __all__ = ["import_pybullet", "quiet"]
 
-_INSTALL = 'pip install "servicerobot[pybullet]"'
+_INSTALL = install_hint("pybullet")
 
 
 @contextlib.contextmanager
