@@ -1,4 +1,4 @@
-"""Rooms of a 3DSG that share no wall are still reachable in habitat-sim: walkways join them (see README)."""
+"""Rooms of a 3DSG that share no wall are still reachable in habitat-sim: walkways join them (docs/habitat.md)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The Habitat/Gibson world against the real habitat-sim (run inside ../shared/habitat-sandbox; see README)."""
+"""The Habitat/Gibson world against the real habitat-sim (run inside ../shared/habitat-sandbox; docs/habitat.md)."""
 
 import json
 
