@@ -46,9 +46,11 @@ BAD = [
     ("ServiceRobot-v0", {"n_tasks": "4"}, r"n_tasks must be an integer in \[1, 1000\], got '4'"),
     ("ServiceRobot-v0", {"n_tasks": 1.5}, r"n_tasks must be an integer in \[1, 1000\], got 1.5"),
     ("ServiceRobot-v0", {"n_tasks": 10**400}, r"n_tasks must be an integer in \[1, 1000\]"),
-    ("ServiceRobot-v0", {"width": 10**12}, r"width must be an integer in \[32, 4096\]"),
+    ("ServiceRobot-v0", {"width": 10**12}, r"width must be an integer in \[128, 4096\]"),
+    ("ServiceRobot-v0", {"width": 127}, r"width must be an integer in \[128, 4096\], got 127"),
+    ("ServiceRobot-v0", {"height": 63}, r"height must be an integer in \[64, 4096\], got 63"),
     ("ServiceRobot-v0", {"verbal_share": [0.5]}, r"verbal_share must be a number in \[0, 1\], got \[0.5\]"),
-    ("ServiceRobot-PyBullet-v0", {"width": 0}, r"width must be an integer in \[32, 4096\], got 0 \[pybullet world"),
+    ("ServiceRobot-PyBullet-v0", {"width": 0}, r"width must be an integer in \[128, 4096\], got 0 \[pybullet world"),
     ("ServiceRobot-PyBullet-v0", {"n_tasks": 10**9}, r"n_tasks must be an integer in \[1, 1000\]"),
     ("ServiceRobot-PyBullet-v0", {"task_kinds": ["fly"]}, r"unknown task kinds \['fly'\]"),
     ("ServiceRobot-PyBullet-v0", {"disturbance_prob": 0.5}, (r"unknown option\(s\) \['disturbance_prob'\] for the "
@@ -56,7 +58,7 @@ BAD = [
     ("ServiceRobot-AI2THOR-v0", {"scene": None}, r"scene must be a FloorPlan name .*got None"),
     ("ServiceRobot-AI2THOR-v0", {"scene": []}, r"scene must be a FloorPlan name"),
     ("ServiceRobot-AI2THOR-v0", {"scene": ["FloorPlan1", 3]}, r"unknown iTHOR scene 3"),
-    ("ServiceRobot-AI2THOR-v0", {"frame_size": -1}, r"frame_size must be an integer in \[32, 4096\], got -1"),
+    ("ServiceRobot-AI2THOR-v0", {"frame_size": -1}, r"frame_size must be an integer in \[64, 4096\], got -1"),
     ("ServiceRobot-AI2THOR-v0", {"n_people": 0}, r"n_people must be an integer in \[1, 40\], got 0"),
     ("ServiceRobot-AI2THOR-v0", {"n_tasks": 10**9}, r"n_tasks must be an integer in \[1, 1000\]"),
     ("ServiceRobot-AI2THOR-v0", {"gpu_device": -3}, r"gpu_device must be an integer in \[0, 255\] or None"),
@@ -121,6 +123,22 @@ def test_the_spec_defaults_are_what_the_world_runs_with(world):
         if world != "pybullet":
             assert opts.disturbance_prob == defaults(world)["disturbance_prob"]
     finally:
+        env.close()
+
+
+@pytest.mark.parametrize("env_id", ["ServiceRobot-v0", "ServiceRobot-PyBullet-v0", "ServiceRobot-Habitat-v0"])
+def test_the_smallest_and_largest_frames_the_spec_allows_are_drawn(env_id):
+    """The spec's range is what the renderers draw: a 64x64 household frame raised a raw ValueError from the
+    text panel, which needs 128 pixels across."""
+    if env_id == "ServiceRobot-PyBullet-v0":
+        pytest.importorskip("pybullet")
+    world = next(w for w, i in IDS.items() if i == env_id)
+    spec = {o.name: o for o in world_options(world)}
+    for width, height in ((spec["width"].low, spec["height"].low), (1024, spec["height"].low)):
+        env = gym.make(env_id, render_mode="rgb_array", width=int(width), height=int(height), n_tasks=1)
+        env.reset(seed=0)
+        env.step("(wait)")
+        assert env.render().shape == (height, width, 3)
         env.close()
 
 

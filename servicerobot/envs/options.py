@@ -206,8 +206,9 @@ def _env_options(update_mode: str, width: int, height: int) -> tuple[Option, ...
         Option("invalid_penalty", "float", 0.1, "reward subtracted for an action that fails", low=0.0, high=1000.0),
         Option("render_mode", "choice", None, "'rgb_array' for `render()` frames, None for none",
                choices=("rgb_array",), none_ok=True),
-        Option("width", "int", width, "rendered frame width, pixels", low=32, high=MAX_FRAME),
-        Option("height", "int", height, "rendered frame height, pixels", low=32, high=MAX_FRAME),
+        # 128 x 64 is the smallest frame every renderer draws (the text panel needs 128 pixels across)
+        Option("width", "int", width, "rendered frame width, pixels", low=128, high=MAX_FRAME),
+        Option("height", "int", height, "rendered frame height, pixels", low=64, high=MAX_FRAME),
     )
 
 
@@ -274,7 +275,7 @@ def _build() -> dict[str, tuple[Option, ...]]:
             Option("size", "custom", "default", "not used: choose scenes with `scene`",
                    allowed_text="'default' or None (iTHOR scenes have no size preset; choose scenes with scene=...)",
                    validate=_fixed("default", None)),
-            Option("frame_size", "int", 300, "side of the executor's square camera frame, pixels", low=32,
+            Option("frame_size", "int", 300, "side of the executor's square camera frame, pixels", low=64,
                    high=MAX_FRAME),
             Option("platform", "text", None, "Unity only: the ai2thor platform (e.g. 'CloudRendering')",
                    none_ok=True),
@@ -300,9 +301,9 @@ def _build() -> dict[str, tuple[Option, ...]]:
             Option("size", "custom", "default", "not used: give n_rooms or a scene_graph",
                    allowed_text="'default' or None (the habitat world takes no size preset; give n_rooms or a "
                                 "scene_graph)", validate=_fixed("default", None)),
-            Option("render_width", "int", 320, "habitat only: width of rendered frames, pixels", low=32,
+            Option("render_width", "int", 320, "habitat only: width of rendered frames, pixels", low=128,
                    high=MAX_FRAME),
-            Option("render_height", "int", 240, "habitat only: height of rendered frames, pixels", low=32,
+            Option("render_height", "int", 240, "habitat only: height of rendered frames, pixels", low=64,
                    high=MAX_FRAME),
             Option("headings", "int", 4, "habitat only: camera headings looked at per perception", low=1, high=64),
             Option("pitch", "custom", (-0.3, -0.9), "habitat only: camera tilt(s), radians",
