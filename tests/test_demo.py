@@ -154,3 +154,20 @@ def test_report_leaves_out_columns_no_row_has_data_for(tmp_path, capsys):
     header = next(line for line in text.splitlines() if line.startswith("| Env config"))
     assert "Success [95% CI]" in header and "Episodes" in header
     assert "Goal parseable" not in header and "KG accuracy" not in header  # the oracle's goals are not scored
+
+
+def test_the_panel_fits_narrow_frames():
+    from servicerobot.envs.panel import TextPanel
+
+    overlay = {"task": "Put the mug away.", "tasks_completed": 1, "tasks_failed": 1, "tasks_total": 4,
+               "plan": ["(move robot a b)", "(pick-up robot mug_1 table_1 b)"], "banner": "task failed: out of steps"}
+    for width in (16, 64, 100, 640):
+        panel = TextPanel(width, 40)
+        assert panel.render(overlay).shape == (40, width, 3)
+        frame = np.zeros((80, width, 3), dtype=np.uint8)
+        panel.banner(frame, overlay["banner"], 40)
+    assert TextPanel(100, 40)._panel_key is None
+    wide, narrow = TextPanel(640, 40), TextPanel(100, 40)
+    wide.render(overlay)
+    narrow.render(overlay)
+    assert wide._panel_key[1] == "done 1  failed 1  open 2" and narrow._panel_key[1] == "1/1/2"

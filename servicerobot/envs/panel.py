@@ -185,10 +185,13 @@ class TextPanel:
         done, total = overlay.get("tasks_completed"), overlay.get("tasks_total")
         failed = overlay.get("tasks_failed")
         if failed is not None and done is not None and total is not None:
-            counter = f"done {done}  failed {failed}  open {max(0, total - done - failed)}"
+            left = max(0, total - done - failed)
+            counters = [f"done {done}  failed {failed}  open {left}", f"{done}/{failed}/{left}"]
         else:
-            counter = "" if done is None and total is None else \
-                f"tasks {'?' if done is None else done}/{'?' if total is None else total}"
+            counters = [] if done is None and total is None else \
+                [f"tasks {'?' if done is None else done}/{'?' if total is None else total}"]
+        # the longest form that leaves the task line half the width; none on a very narrow frame
+        counter = next((c for c in counters if _text_width(self._panel_font, c) + 12 <= self.width // 2), "")
         key = (tuple((tuple(segs), role) for segs, role in lines), counter)
         if key == self._panel_key and self._panel is not None:
             return self._panel
@@ -237,6 +240,9 @@ class TextPanel:
 
     def _blit_row(self, panel: np.ndarray, x: int, y: int, segs: tuple[tuple[str, RGB], ...], width: int) -> None:
         """Copy one line of coloured text segments into `panel`, rendering it only if not cached."""
+        x = max(0, int(x))
+        if x >= self.width:
+            return
         width = max(1, min(int(width), self.width - x))
         h = min(self._panel_lh + 1, self.panel_h - y)
         if h <= 0:
