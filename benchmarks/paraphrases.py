@@ -20,7 +20,7 @@ import sys
 from contextlib import ExitStack
 
 from servicerobot.files import write_atomic
-from servicerobot.language.local_server import LOCAL_LLM_URL_VAR, LocalServer, local_interpreter
+from servicerobot.language.local_server import LOCAL_LLM_URL_VAR, MODES, LocalServer, local_interpreter
 from servicerobot.language.paraphrases import evaluate, load_paraphrases, setting
 from servicerobot.language.rule_interpreter import RuleInterpreter
 
@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=None,
                         help="only the first N items, updates and tasks alternating (a fixed subset)")
     parser.add_argument("--rules-only", action="store_true")
+    parser.add_argument("--mode", choices=MODES, default="choose",
+                        help="how the local model answers: choose among enumerated candidates, or generate")
     parser.add_argument("--rows", help="write every answer to this JSON file")
     args = parser.parse_args(argv)
     everything = load_paraphrases()
@@ -53,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.rules_only and not url and args.serve:
             url = stack.enter_context(LocalServer()).url
         if not args.rules_only and url:
-            interpreters["local-llm"] = local_interpreter(url)
+            interpreters[f"local-llm:{args.mode}"] = local_interpreter(url, mode=args.mode)
         for label, interpreter in interpreters.items():
             done: list[dict] = []
 
@@ -68,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
             rows[label] = result.pop("rows")
             result["median_s_per_item"] = round(statistics.median(r["seconds"] for r in rows[label]), 3)
             result["tokens"] = interpreter.usage.total_tokens
+            calls = getattr(interpreter, "calls", None)
+            if calls:  # the chooser's scoring calls
+                result["scoring_calls"] = len(calls)
+                result["median_candidates_per_call"] = statistics.median(c["candidates"] for c in calls)
+                result["median_s_per_scoring_call"] = round(statistics.median(c["seconds"] for c in calls), 3)
+                result["p90_s_per_scoring_call"] = round(sorted(c["seconds"] for c in calls)[
+                    int(0.9 * (len(calls) - 1))], 3)
             out[label] = result
     if args.rows:
         write_atomic(args.rows, json.dumps(rows, indent=1) + "\n")

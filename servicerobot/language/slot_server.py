@@ -22,8 +22,10 @@ import time
 
 from servicerobot.language import greedy_grammar
 
-__all__ = ["idle_cores", "main", "usable_cores"]
+__all__ = ["MAX_ANSWERS", "add_score_route", "idle_cores", "main", "usable_cores"]
 
+MAX_ANSWERS = 4096  # candidates one /v1/score request may ask about
+_MAX_ANSWER_CHARS = 2000
 _SAMPLE_S = 0.1  # how long the idle cores are watched before a request: ~20 scheduler ticks on 2 cores
 
 
@@ -92,6 +94,60 @@ def _resident_proxy(threads: int, most: int, verbose: bool = False):
     return ResidentProxy
 
 
+def add_score_route(app, threads: int, most: int, verbose: bool = False) -> None:
+    """`POST /v1/score` (servicerobot's extension of the OpenAI API): `{"model": "<alias>[/<slot>]",
+    "messages": [...], "answers": ["...", ...]}` -> `{"logprobs": [[per token], ...], "usage": {...}}`, each
+    answer scored as the assistant's whole reply (`servicerobot.language.scoring`). Each slot scores in a
+    context of its own beside its chat context, so its prompt prefix stays evaluated between calls."""
+    import time as _time
+
+    from fastapi import Body, Depends, HTTPException
+    from llama_cpp.server.app import get_llama_proxy
+    from starlette.concurrency import run_in_threadpool
+
+    from servicerobot.language.scoring import CandidateScorer
+
+    scorers: dict[str, CandidateScorer] = {}
+
+    def run(llama_proxy, model: str | None, messages: list, answers: list, beam: int | None) -> dict:
+        alias = model if model in llama_proxy._model_settings_dict else llama_proxy._default_model_alias
+        llama = llama_proxy(alias)
+        scorer = scorers.get(alias)
+        if scorer is None:
+            scorer = scorers[alias] = CandidateScorer(llama, n_ctx=4096, n_batch=512, threads=threads or 1)
+        n = threads or _threads_for_now(most)
+        scorer.set_threads(n)
+        t0 = _time.perf_counter()
+        scored = scorer.score(messages, answers, beam=beam)
+        if verbose:
+            print(f"score {alias}: {len(answers)} answers, {scored.prompt_tokens} prompt + "
+                  f"{scored.candidate_tokens} candidate tokens, {n} thread(s), "
+                  f"{_time.perf_counter() - t0:.2f} s", file=sys.stderr, flush=True)
+        return {"model": alias, "logprobs": scored.logprobs,
+                "usage": {"prompt_tokens": scored.prompt_tokens, "candidate_tokens": scored.candidate_tokens,
+                          "completion_tokens": 0}}
+
+    @app.post("/v1/score", tags=["servicerobot"])
+    async def score(body: dict = Body(...), llama_proxy=Depends(get_llama_proxy)) -> dict:  # noqa: B008
+        messages, answers = body.get("messages"), body.get("answers")
+        if not isinstance(messages, list) or not messages or not all(
+                isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+                for m in messages):
+            raise HTTPException(422, "messages must be a non-empty list of {role, content} strings")
+        if not isinstance(answers, list) or not answers or len(answers) > MAX_ANSWERS or not all(
+                isinstance(a, str) and 0 < len(a) <= _MAX_ANSWER_CHARS for a in answers):
+            raise HTTPException(422, f"answers must be a list of 1..{MAX_ANSWERS} non-empty strings of at most "
+                                     f"{_MAX_ANSWER_CHARS} characters")
+        model = body.get("model") if isinstance(body.get("model"), str) else None
+        beam = body.get("beam")
+        if beam is not None and (not isinstance(beam, int) or isinstance(beam, bool) or not 1 <= beam <= 64):
+            raise HTTPException(422, f"beam must be an integer from 1 to 64, got {beam!r}")
+        try:
+            return await run_in_threadpool(run, llama_proxy, model, messages, answers, beam)
+        except ValueError as exc:  # too long for the scoring context, an unusable template
+            raise HTTPException(422, str(exc)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve until the process is stopped."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -128,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     server_app.LlamaProxy = _resident_proxy(args.threads, most, args.verbose)
     app = server_app.create_app(server_settings=ServerSettings(host=args.host, port=args.port),
                                 model_settings=models)
+    add_score_route(app, args.threads, most, args.verbose)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 

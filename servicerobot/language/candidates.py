@@ -1,0 +1,288 @@
+"""What an utterance may mean, enumerated by code for a small model to choose from.
+
+Three things are built here from the domain, the memory in a `Context` and the words of the utterance:
+
+- `relevance`: how strongly the words name each known entity (its noun, colour, mark, material, owner,
+  room; "my" names the speaker's things), so prompts show the entities an answer may need and candidate
+  lists stay short;
+- `goal_candidates`: every well-typed goal literal over the shown names that some action can make true
+  (or false) and that is not already so in memory, plus `forall` goals over a type;
+- `delta_candidates`: every change a person may report about the shown names that agrees with memory:
+  an item moved from where memory has it to a surface, a container or a person, a person gone to another
+  room, a flag set or cleared.
+
+Nothing here decides; `servicerobot.language.chooser` has the model score the candidates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from servicerobot.language.interpreter import Context
+from servicerobot.memory.triplets import Delta
+from servicerobot.pddl import Atom, Domain
+from servicerobot.pddl.model import AddEffect, DelEffect, ForallEffect, WhenEffect
+
+__all__ = ["Signatures", "delta_candidates", "goal_candidates", "relevance", "signatures", "words"]
+
+# Household words people use for a thing under another name (both sides are stems, see `_stem`).
+_SYNONYMS = {
+    "tap": ("sink", "faucet"), "faucet": ("sink",), "water": ("sink", "faucet"), "lamp": ("light",),
+    "couch": ("sofa",), "settee": ("sofa",), "telly": ("tv",), "television": ("tv",), "cupboard": ("cabinet",),
+    "closet": ("wardrobe",), "bin": ("trash",), "garbage": ("trash",), "rubbish": ("trash",),
+    "refrigerator": ("fridge",), "washing": ("washer",), "drier": ("dryer",), "bedside": ("nightstand",),
+    "headphone": ("headphone",), "earphone": ("headphone",), "mobile": ("phone",), "cellphone": ("phone",),
+    "specs": ("glasses",), "tumbler": ("glass",), "dish": ("plate", "bowl", "dish"), "crockery": ("dish",),
+    "laundry": ("clothing", "basket"), "clothes": ("clothing",), "cloth": ("clothing",), "garment": ("clothing",),
+    "jean": ("jean",), "trouser": ("jean", "pant"), "pant": ("jean", "pant"), "jumper": ("sweater",),
+    "pullover": ("sweater",), "controller": ("remote",), "clicker": ("remote",), "loaf": ("bread",),
+    "yoghurt": ("yogurt",), "shelf": ("shelf", "bookshelf"), "table": ("table",), "desk": ("table", "desk"),
+}
+_SELF = frozenset({"my", "mine", "me", "i", "myself", "i'm", "i've", "im"})
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def words(text: str) -> list[str]:
+    """The lower-case word stems of `text` ("Hiro's dishes" -> ["hiro", "dish"]), synonyms added."""
+    out = []
+    for raw in _WORD.findall(text.lower().replace("'s ", " ").replace("\u2019s ", " ")):
+        stem = _stem(raw)
+        out.append(stem)
+        out.extend(_SYNONYMS.get(stem, ()))
+    return out
+
+
+def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
+    """Entity name -> how strongly `text` (said by `speaker`) names it; entities not named are left out.
+
+    The head noun counts most, then the other noun words, colour, mark, material, owner and room; an
+    owner who is the speaker counts when the text says "my"/"me"; a person or room named counts in full.
+    """
+    said = set(words(text))
+    raw = set(_WORD.findall(text.lower()))
+    me = (speaker or "").strip().lower()
+    out: dict[str, float] = {}
+    for name, info in context.entities.items():
+        if name == context.robot:
+            continue
+        typ = str(info.get("type", ""))
+        noun = [_stem(w) for w in _WORD.findall(str(info.get("noun") or info.get("label") or "").lower())]
+        noun = [w for w in noun if w not in ("pair", "of", "the", "a")]
+        score = 0.0
+        if typ in ("person", "room"):
+            name_words = [_stem(w) for w in _WORD.findall(str(info.get("name") or info.get("noun") or name).lower())]
+            if name_words and all(w in said for w in name_words):
+                score += 3.0
+            elif typ == "person" and name.lower() == me:
+                score += 0.5
+        else:
+            if noun and noun[-1] in said:
+                score += 2.0
+            score += 0.5 * sum(w in said for w in noun[:-1])
+            if score == 0.0 and _stem(typ) in said:
+                score += 0.5
+            if score > 0:
+                for key, weight in (("colour", 1.0), ("mark", 1.0), ("material", 0.5)):
+                    value = info.get(key)
+                    if value and all(_stem(w) in said for w in _WORD.findall(str(value).lower())):
+                        score += weight
+                owner = str(info.get("owner") or "").lower()
+                if owner and (owner in raw or (owner == me and raw & _SELF)):
+                    score += 1.0
+                room = str(info.get("room") or "").lower()
+                if room and all(_stem(w) in said for w in _WORD.findall(room) if w not in ("s",)):
+                    score += 0.75
+        if score > 0:
+            out[name] = score
+    return out
+
+
+# ---------------------------------------------------------------------- what actions can change
+@dataclass(frozen=True)
+class Signatures:
+    """For each predicate, the argument types an action can make it true for (`add`) or false for (`delete`)."""
+
+    add: Mapping[str, tuple[tuple[str, ...], ...]]
+    delete: Mapping[str, tuple[tuple[str, ...], ...]]
+
+    def can(self, domain: Domain, predicate: str, types: Sequence[str], positive: bool) -> bool:
+        """Whether some action makes `predicate` over objects of `types` true (`positive`) or false."""
+        table = self.add if positive else self.delete
+        return any(len(sig) == len(types) and all(domain.types.is_subtype(t, s) for t, s in zip(types, sig))
+                   for sig in table.get(predicate, ()))
+
+
+@cache
+def _signatures(domain: Domain) -> Signatures:
+    add: dict[str, set[tuple[str, ...]]] = {}
+    delete: dict[str, set[tuple[str, ...]]] = {}
+
+    def walk(effects, typing: dict[str, str]) -> None:
+        for effect in effects:
+            if isinstance(effect, (AddEffect, DelEffect)):
+                sig = tuple(typing.get(t) or domain.constants.get(t, "object") for t in effect.atom.terms)
+                (add if isinstance(effect, AddEffect) else delete).setdefault(effect.atom.predicate, set()).add(sig)
+            elif isinstance(effect, ForallEffect):
+                walk(effect.effects, {**typing, **dict(effect.params)})
+            elif isinstance(effect, WhenEffect):
+                walk(effect.effects, typing)
+
+    for action in domain.actions.values():
+        walk(action.effects, dict(action.params))
+    return Signatures({p: tuple(sorted(s)) for p, s in add.items()},
+                      {p: tuple(sorted(s)) for p, s in delete.items()})
+
+
+def signatures(domain: Domain) -> Signatures:
+    """What the domain's actions can change (cached per domain)."""
+    try:
+        return _signatures(domain)
+    except TypeError:  # an unhashable domain: compute afresh
+        return _signatures.__wrapped__(domain)
+
+
+def _type_of(context: Context, name: str) -> str:
+    return str(context.entities.get(name, {}).get("type", "object"))
+
+
+def _fixed(context: Context, name: str) -> bool:
+    info = context.entities.get(name, {})
+    return info.get("type") == "room" or bool(info.get("room"))
+
+
+def _typed_args(context: Context, names: Sequence[str], params) -> list[list[str]]:
+    types = context.domain.types
+    return [[n for n in names if n in context.entities and types.is_subtype(_type_of(context, n), t)]
+            for _, t in params]
+
+
+def _absorbing(domain: Domain, sig: Signatures) -> list[str]:
+    """Unary predicates actions only ever make true (`discarded`): an end state a goal may accept instead."""
+    return [p for p, d in domain.predicates.items() if len(d.params) == 1 and p in sig.add and p not in sig.delete]
+
+
+def goal_candidates(context: Context, names: Sequence[str], facts: Iterable[Atom] | None = None) -> list[str]:
+    """Goals the robot could be asked for over `names`: single literals that some action can make hold and
+    that do not hold in memory now (negated only for one-argument predicates), then `forall` goals over a type (each unary literal, the same with an
+    end state such as `discarded` accepted instead, and `imply` from any unary condition to an end state)."""
+    domain = context.domain
+    sig = signatures(domain)
+    now = set(context.facts if facts is None else facts)
+    names = [n for n in names if n != context.robot]
+    out: list[str] = []
+    for pred, decl in domain.predicates.items():
+        if not 1 <= len(decl.params) <= 2:
+            continue
+        args = _typed_args(context, names, decl.params)
+        combos = [(a,) for a in args[0]] if len(args) == 1 else [(a, b) for a in args[0] for b in args[1] if a != b]
+        for combo in combos:
+            types = [_type_of(context, n) for n in combo]
+            atom = Atom(pred, combo)
+            if atom not in now and sig.can(domain, pred, types, True):
+                out.append(str(atom))
+            elif atom in now and len(combo) == 1 and sig.can(domain, pred, types, False):
+                out.append(f"(not {atom})")  # a relation goal says where a thing should be, not where not
+    absorbing = _absorbing(domain, sig)
+    for pred, decl in domain.predicates.items():
+        if len(decl.params) != 1:
+            continue
+        for typ in domain.types.types:
+            if typ == "object" or not domain.types.is_subtype(typ, decl.params[0][1]):
+                continue
+            if not any(domain.types.is_subtype(_type_of(context, n), typ) for n in context.entities):
+                continue  # no thing of this type in the house
+            var = f"?{typ[0]}"
+            if sig.can(domain, pred, [typ], False):
+                out.append(f"(forall ({var} - {typ}) (not ({pred} {var})))")
+                out.extend(f"(forall ({var} - {typ}) (or (not ({pred} {var})) ({end} {var})))"
+                           for end in absorbing if end != pred and domain.types.is_subtype(
+                               typ, domain.predicates[end].params[0][1]))
+            if sig.can(domain, pred, [typ], True):
+                out.append(f"(forall ({var} - {typ}) ({pred} {var}))")
+            for end in absorbing:
+                if end != pred and sig.can(domain, end, [typ], True) and pred not in absorbing:
+                    out.append(f"(forall ({var} - {typ}) (imply ({pred} {var}) ({end} {var})))")
+    return list(dict.fromkeys(out))
+
+
+# ---------------------------------------------------------------------- reported changes
+_PLACES = ("on", "inside", "held-by")  # where an item is: exactly one of these holds
+
+
+def delta_candidates(context: Context, names: Sequence[str], facts: Iterable[Atom] | None = None,
+                     static: Iterable[str] = ()) -> list[Delta]:
+    """Changes a person may report about `names` that agree with memory (`facts`, default the context's).
+
+    An item moves from where memory has it to a surface (`on`), a container (`inside`) or a person
+    (`held-by`); a person goes to another room; a one-argument fact about a shown thing becomes true or
+    false. Predicates in `static` (nothing a person changes: room links, what chills) are left out.
+    """
+    domain = context.domain
+    now = set(context.facts if facts is None else facts)
+    static = set(static)
+    names = [n for n in names if n != context.robot and n in context.entities]
+    types = domain.types
+    out: list[Delta] = []
+    where: dict[str, list[Atom]] = {}
+    for atom in now:
+        if atom.predicate in _PLACES or atom.predicate == "in-room":
+            where.setdefault(atom.args[0], []).append(atom)
+    for pred in _PLACES:
+        decl = domain.predicates.get(pred)
+        if decl is None or len(decl.params) != 2:
+            continue
+        subjects, targets = _typed_args(context, names, decl.params)
+        for item in subjects:
+            old = frozenset(a for a in where.get(item, []) if a.predicate in _PLACES)
+            for target in targets:
+                new = Atom(pred, (item, target))
+                if new not in old and target != item:
+                    out.append(Delta(old, frozenset({new})))
+    room_decl = domain.predicates.get("in-room")
+    if room_decl is not None:
+        movers, rooms = _typed_args(context, names, room_decl.params)
+        for who in movers:
+            mobile = types.is_subtype(_type_of(context, who), "person") if "person" in types \
+                else not _fixed(context, who)
+            if not mobile:
+                continue
+            old = frozenset(a for a in where.get(who, []) if a.predicate == "in-room")
+            for room in rooms:
+                new = Atom("in-room", (who, room))
+                if new not in old:
+                    out.append(Delta(old, frozenset({new})))
+    for pred, decl in domain.predicates.items():
+        if len(decl.params) != 1 or pred in static:
+            continue
+        for name in _typed_args(context, names, decl.params)[0]:
+            atom = Atom(pred, (name,))
+            out.append(Delta(frozenset({atom}), frozenset()) if atom in now else Delta(frozenset(), frozenset({atom})))
+    return list(dict.fromkeys(out))
+
+
+def merge(deltas: Sequence[Delta]) -> Delta | None:
+    """Two or more reported changes as one, or None when they touch the same fact."""
+    remove: set[Atom] = set()
+    add: set[Atom] = set()
+    for d in deltas:
+        if remove & d.remove or add & d.add or remove & d.add or add & d.remove:
+            return None
+        remove |= d.remove
+        add |= d.add
+    subjects = [a.args[0] for d in deltas for a in d.add if a.predicate in _PLACES or a.predicate == "in-room"]
+    if len(subjects) != len(set(subjects)):
+        return None  # one thing in two places
+    return Delta(frozenset(remove), frozenset(add))

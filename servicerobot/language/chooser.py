@@ -1,0 +1,236 @@
+"""`ChoosingInterpreter`: code enumerates what an utterance may mean; a small model scores the options.
+
+A small local model writes PDDL badly but ranks given answers well. For each utterance this interpreter
+shows the model the same compact prompt a generating interpreter would (`servicerobot.language.compact`),
+then asks the server for the log-likelihood of each candidate reply (`ScoringModel.score`, one batched
+evaluation over the candidates' token trie) and keeps the most likely:
+
+- classification: `{"kind": "task"}` against `{"kind": "update"}`;
+- tasks: the goals of `candidates.goal_candidates` over the shown names (controllable, not true now,
+  `forall` over types), then conjunctions of the best few;
+- updates: the changes of `candidates.delta_candidates` that agree with memory, then unions of the best few.
+
+With no candidate at all (nothing shown that the domain's actions can change) a task or an update goes to
+the generating interpreter, which also answers entity selection and query graphs (retrieval).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from itertools import combinations
+
+from servicerobot.language.base import LanguageModelError, ScoringModel, Usage
+from servicerobot.language.candidates import delta_candidates, goal_candidates, merge, relevance
+from servicerobot.language.compact import SCHEMA_TITLES, _static_predicates, compact_request, prompt_view
+from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, QueryGraph
+from servicerobot.memory.triplets import Delta
+from servicerobot.pddl import Atom
+
+__all__ = ["ChoosingInterpreter", "format_delta", "format_goal"]
+
+_MAX_CANDIDATES = 160  # candidates scored per call (the most relevant kept)
+_PAIRS_FROM = 4
+_BEAM = 8  # partial answers kept at each branching of the candidates (None: score every candidate)  # conjunctions / unions are formed from this many best single answers
+
+
+def format_goal(goal: str) -> str:
+    """A goal as the compact task prompt's few-shot answers write it."""
+    return json.dumps({"goal": goal})
+
+
+def _triplet(atom: Atom) -> list[str]:
+    return [atom.args[0], atom.predicate, atom.args[1] if len(atom.args) == 2 else "true"]
+
+
+def format_delta(delta: Delta) -> str:
+    """A change as the compact update prompt's few-shot answers write it."""
+    return json.dumps({"REMOVE": [_triplet(a) for a in sorted(delta.remove)],
+                       "ADD": [_triplet(a) for a in sorted(delta.add)]})
+
+
+def _args(formula: str) -> list[str]:
+    return [w for w in formula.replace("(", " ").replace(")", " ").split() if not w.startswith("?")]
+
+
+class ChoosingInterpreter:
+    """An `Interpreter` whose model chooses among candidates that code enumerates.
+
+    Args:
+        model: a `ScoringModel` (an `OpenAIModel` on `servicerobot llm serve`).
+        generator: the generating interpreter for retrieval queries and for utterances with no candidate
+            (an `LLMInterpreter` with compact prompts on the same server); None: those raise.
+        max_facts: at most this many memory facts go into a prompt (the most relevant).
+        max_candidates: at most this many single candidates are scored per call (the most relevant).
+        beam: how many partial answers a scoring call keeps at each branching (None: every candidate is
+            scored in full, ~10x the tokens).
+    """
+
+    def __init__(self, model: ScoringModel, generator=None, *, max_facts: int = 40,
+                 max_candidates: int = _MAX_CANDIDATES, beam: int | None = _BEAM):
+        self.model = model
+        self.generator = generator
+        self.max_facts = int(max_facts)
+        self.max_candidates = int(max_candidates)
+        self.beam = beam
+        self.name = f"choose:{model.name}"
+        self.usage = Usage()
+        self.calls: list[dict] = []  # per scoring call: kind, candidates, seconds (for benchmarks)
+
+    def __repr__(self) -> str:
+        return f"ChoosingInterpreter({self.model!r})"
+
+    def _score(self, kind: str, messages: list, answers: list[str]) -> list[float]:
+        beam = self.beam if self.beam is not None and len(answers) > self.beam else None
+        scored = self.model.score(messages, answers, slot=SCHEMA_TITLES[kind], beam=beam)
+        self.usage.add(scored.usage)
+        self.calls.append({"kind": kind, "candidates": len(answers), "seconds": round(scored.seconds, 3),
+                           "tokens": scored.prompt_tokens + scored.candidate_tokens})
+        return scored.totals()
+
+    def _choose(self, kind: str, messages: list, options: list, render) -> tuple[object, float]:
+        """The most likely option and its log-probability."""
+        totals = self._score(kind, messages, [render(o) for o in options])
+        best = max(range(len(options)), key=lambda i: totals[i])
+        return options[best], totals[best], totals
+
+    # ------------------------------------------------------------------ Interpreter
+    def classify(self, text: str, speaker: str, context: Context | None = None) -> str:
+        """"task" or "update": whichever answer the model finds likelier."""
+        messages, _ = compact_request("classify", text, speaker, context)
+        kind, _, _ = self._choose("classify", messages, list(UTTERANCE_KINDS), lambda k: json.dumps({"kind": k}))
+        return kind
+
+    def _ranked(self, options: list, names_of, rel: dict[str, float]) -> list:
+        """At most `max_candidates` options, those naming what the utterance names most strongly first."""
+        if len(options) <= self.max_candidates:
+            return options
+        score = [sum(rel.get(n, 0.0) for n in set(names_of(o))) for o in options]
+        order = sorted(range(len(options)), key=lambda i: -score[i])  # stable: enumeration order breaks ties
+        return [options[i] for i in sorted(order[:self.max_candidates])]
+
+    def interpret_task(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> str:
+        """The likeliest goal among the enumerated ones and conjunctions of the best few."""
+        messages, _ = compact_request("task", text, speaker, context, max_facts=self.max_facts)
+        _, names = prompt_view(context, text, speaker, self.max_facts)
+        options = goal_candidates(context, names)
+        if feedback:  # a goal the planner or parser refused: never offer it again
+            refused = " ".join(feedback)
+            options = [g for g in options if g not in refused] or options
+        if not options:
+            return self._generate("interpret_task", text, speaker, context, feedback)
+        options = self._ranked(options, _args, relevance(context, text, speaker))
+        best, best_lp, totals = self._choose("task", messages, options, format_goal)
+        top = [options[i] for i in sorted(range(len(options)), key=lambda i: -totals[i])[:_PAIRS_FROM]
+               if totals[i] > float("-inf")]
+        conjunctions = _conjunctions(top, _kept_true(context, top))
+        if conjunctions:
+            both, both_lp, _ = self._choose("task", messages, conjunctions, format_goal)
+            if both_lp > best_lp:
+                return both
+        return best
+
+    def interpret_update(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> Delta:
+        """The likeliest change among the enumerated ones and unions of the best few."""
+        messages, _ = compact_request("update", text, speaker, context, max_facts=self.max_facts)
+        _, names = prompt_view(context, text, speaker, self.max_facts)
+        options = delta_candidates(context, names, static=_never_reported(context))
+        if not options:
+            return self._generate("interpret_update", text, speaker, context, feedback)
+        options = self._ranked(options, lambda d: [n for a in d.add | d.remove for n in a.args],
+                               relevance(context, text, speaker))
+        best, best_lp, totals = self._choose("update", messages, options, format_delta)
+        top = [options[i] for i in sorted(range(len(options)), key=lambda i: -totals[i])[:_PAIRS_FROM]]
+        unions = [u for a, b in combinations(top, 2) if (u := merge([a, b])) is not None]
+        if unions:
+            union, union_lp, _ = self._choose("update", messages, unions, format_delta)
+            if union_lp > best_lp:
+                return union
+        return best
+
+    def _generate(self, method: str, *args):
+        if self.generator is None:
+            raise LanguageModelError(f"{self.name}: nothing in memory fits {args[0][:120]!r} and no generating "
+                                     "interpreter is set to write an answer")
+        before = self.generator.usage.total_tokens
+        try:
+            return getattr(self.generator, method)(*args)
+        finally:
+            self.usage.add(Usage(self.generator.usage.total_tokens - before, 0, 1))
+
+    def select_entities(self, text: str, speaker: str, context: Context, limit: int = 40) -> list[str]:
+        """The generating interpreter's selection (retrieval), else the entities the words name."""
+        if self.generator is not None:
+            return self._generate("select_entities", text, speaker, context, limit)
+        rel = relevance(context, text, speaker)
+        return sorted(rel, key=lambda n: (-rel[n], n))[:limit]
+
+    def query_graph(self, text: str, speaker: str, context: Context) -> QueryGraph:
+        """The generating interpreter's query graph (search-based retrieval)."""
+        if self.generator is None:
+            raise LanguageModelError(f"{self.name} writes no query graphs; give it a generating interpreter")
+        return self._generate("query_graph", text, speaker, context)
+
+
+def _never_reported(context: Context) -> set[str]:
+    """Predicates no person changes: those no action changes whose arguments are only ever fixed things
+    (rooms, fixtures: room links, what chills). One about things that move (`broken`) people do report."""
+    types = context.domain.types
+    moving = [info.get("type", "object") for info in context.entities.values()
+              if info.get("type") != "room" and not info.get("room")]
+    out = set()
+    for pred in _static_predicates(context.domain):
+        params = context.domain.predicates[pred].params
+        if not any(types.is_subtype(m, t) for _, t in params for m in moving if m in types):
+            out.add(pred)
+    return out
+
+
+def _kept_true(context: Context, goals: Sequence[str]) -> list[str]:
+    """One-argument facts false now about the things `goals` name that an action could make true (a wash
+    makes clothes wet): `(not (wet jeans_2))`, for a request to keep them so ("clean and dry")."""
+    from servicerobot.language.candidates import signatures
+
+    domain, sig = context.domain, signatures(context.domain)
+    names = list(dict.fromkeys(a for g in goals for a in _args(g) if a in context.entities))
+    out = []
+    for name in names:
+        typ = str(context.entities[name].get("type", "object"))
+        for pred, decl in domain.predicates.items():
+            if len(decl.params) != 1 or not domain.types.is_subtype(typ, decl.params[0][1]):
+                continue
+            atom = Atom(pred, (name,))
+            if atom not in context.facts and sig.can(domain, pred, [typ], True) and sig.can(domain, pred, [typ], False):
+                out.append(f"(not {atom})")
+    return out
+
+
+def _conjunctions(top: Sequence[str], kept: Sequence[str], most: int = 4) -> list[str]:
+    """Conjunctions the best single goals (`top`, best first) may be parts of: every pair, the best three and
+    four, the goals that share a predicate and a last argument ("both books on the shelf"), and each goal with
+    the facts `kept` about its things."""
+    def conj(parts) -> str | None:
+        parts = list(dict.fromkeys(parts))
+        if len(parts) < 2 or not all(_compatible(a, b) for a, b in combinations(parts, 2)):
+            return None
+        return f"(and {' '.join(parts)})"
+
+    pool = list(top) + [k for k in kept if k not in top]
+    out = [conj(pair) for pair in combinations(pool, 2) if pair[0] in top]
+    out += [conj(top[:k]) for k in range(3, min(most, len(top)) + 1)]
+    groups: dict[tuple, list[str]] = {}
+    for goal in top:
+        words = goal.strip("()").split()
+        if len(words) == 3 and not goal.startswith("(not"):
+            groups.setdefault((words[0], words[2]), []).append(goal)
+    out += [conj(g) for g in groups.values() if len(g) >= 3]
+    for goal in top:
+        mine = [k for k in kept if _args(k)[-1] in _args(goal)]
+        out.append(conj([goal, *mine]))
+    return [c for c in dict.fromkeys(out) if c is not None]
+
+
+def _compatible(a: str, b: str) -> bool:
+    """Two goals that may be asked together: not the same literal twice, not a literal and its negation."""
+    strip = lambda g: g[5:-1] if g.startswith("(not ") else g
+    return strip(a) != strip(b)
