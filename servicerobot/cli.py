@@ -91,10 +91,15 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _unwritable(out: Path) -> str:
-    """Why `out` cannot be a results file ("" if it can): a folder, or a path through a file."""
+    """Why `out` cannot be a results file ("" if it can): a folder, or a path through a file or a dangling
+    symlink (missing folders are fine: the run makes them)."""
+    import os
+
     if out.is_dir():
         return "is a folder; name a results file (e.g. results/grid.jsonl)"
     for parent in out.parents:
+        if parent.is_symlink() and not parent.exists():
+            return f"{parent} is a symlink to {os.readlink(parent)}, which does not exist; create it or remove the link"
         if parent.exists() and not parent.is_dir():
             return f"{parent} is a file, not a folder"
         if parent.exists():

@@ -110,6 +110,9 @@ def test_out_as_a_folder_or_through_a_file_is_refused_by_name(tmp_path, capsys):
     (tmp_path / "afile").write_text("")
     code, err = _run_cli([str(path), "--out", str(tmp_path / "afile" / "r.jsonl")], capsys)
     assert code == 2 and "afile is a file, not a folder" in err
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    code, err = _run_cli([str(path), "--out", str(tmp_path / "dangling" / "r.jsonl")], capsys)
+    assert code == 2 and "dangling is a symlink to" in err and "which does not exist" in err
     (tmp_path / "locked").mkdir(mode=0o500)
     if os.geteuid() != 0:  # root writes anywhere
         code, err = _run_cli([str(path), "--out", str(tmp_path / "locked" / "sub" / "r.jsonl")], capsys)
