@@ -40,7 +40,8 @@ __all__ = ["AGENT_OPTIONS", "INTERPRETERS", "LLM_OPTIONS", "MAX_EPISODES", "Conf
 # ServiceAgent options a config may set (see `servicerobot.experiments.episode.make_agent`).
 AGENT_OPTIONS = ("planner_timeout", "max_attempts", "fallback_to_full", "relax", "interpreter", "llm")
 INTERPRETERS = ("default", "rules", "llm", "local-llm")  # local-llm: `servicerobot llm serve`, compact prompts
-LLM_OPTIONS = {"timeout": float, "max_retries": int, "backoff": float, "model": str}  # OpenAIModel's
+# OpenAIModel's, and `mode` (local-llm: "choose" among enumerated answers, the default, or "generate")
+LLM_OPTIONS = {"timeout": float, "max_retries": int, "backoff": float, "model": str, "mode": str}
 MAX_EPISODES = 100_000  # a grid larger than this is a typo (count: 100000000), not an experiment
 MAX_CONFIG_BYTES = 1 << 20  # a config file; 100,000 seeds fit as {start, count} in a few bytes
 MAX_SEED = 2**63 - 1  # seeds are non-negative (numpy's SeedSequence and gymnasium refuse negative ones)

@@ -58,7 +58,7 @@ def make_agent(variant: str, env, options: dict[str, Any] | None = None):
 
 def make_interpreter(name: str, llm: dict[str, Any]):
     """The language interpreter `agent.interpreter` names (default, rules, llm, local-llm) with its
-    `agent.llm` options (timeout, max_retries, backoff, model).
+    `agent.llm` options (timeout, max_retries, backoff, model; mode for local-llm: choose or generate).
 
     Raises:
         ConfigError: an unknown name, or a model interpreter whose server is not configured.
@@ -67,7 +67,7 @@ def make_interpreter(name: str, llm: dict[str, Any]):
     from servicerobot.experiments.config import ConfigError
 
     if name == "default":
-        return default_interpreter(**llm)
+        return default_interpreter(**{k: v for k, v in llm.items() if k != "mode"})
     if name == "rules":
         from servicerobot.language.rule_interpreter import RuleInterpreter
 
@@ -76,7 +76,7 @@ def make_interpreter(name: str, llm: dict[str, Any]):
         from servicerobot.language.llm_interpreter import LLMInterpreter
         from servicerobot.language.openai_client import OpenAIModel
 
-        model = OpenAIModel.from_env(**llm)
+        model = OpenAIModel.from_env(**{k: v for k, v in llm.items() if k != "mode"})
         if model is None:
             raise ConfigError("agent.interpreter llm needs OPENAI_BASE_URL (a local server) or OPENAI_API_KEY "
                               "set where the episodes run")
@@ -85,8 +85,8 @@ def make_interpreter(name: str, llm: dict[str, Any]):
         from servicerobot.language.local_server import LocalServerError, local_interpreter
 
         try:
-            return local_interpreter(**{k: v for k, v in llm.items() if k in ("timeout", "max_retries")})
-        except LocalServerError as exc:
+            return local_interpreter(**{k: v for k, v in llm.items() if k in ("timeout", "max_retries", "mode")})
+        except (LocalServerError, ValueError) as exc:
             raise ConfigError(f"agent.interpreter local-llm: {exc}") from None
 
     raise ConfigError(f"agent.interpreter must be default, rules, llm or local-llm, got {name!r}")

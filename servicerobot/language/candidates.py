@@ -26,7 +26,8 @@ from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom, Domain
 from servicerobot.pddl.model import AddEffect, DelEffect, ForallEffect, WhenEffect
 
-__all__ = ["Signatures", "delta_candidates", "goal_candidates", "relevance", "signatures", "words"]
+__all__ = ["Signatures", "delta_candidates", "goal_candidates", "merge", "never_reported", "relevance", "signatures",
+           "words"]
 
 # Household words people use for a thing under another name (both sides are stems, see `_stem`).
 _SYNONYMS = {
@@ -222,17 +223,33 @@ def goal_candidates(context: Context, names: Sequence[str], facts: Iterable[Atom
 _PLACES = ("on", "inside", "held-by")  # where an item is: exactly one of these holds
 
 
+def never_reported(context: Context) -> set[str]:
+    """Predicates no person changes: those no action changes whose arguments are only ever fixed things
+    (rooms, fixtures: room links, what chills). One about things that move (`broken`) people do report."""
+    domain, sig = context.domain, signatures(context.domain)
+    changed = set(sig.add) | set(sig.delete)
+    moving = {str(info.get("type", "object")) for info in context.entities.values()
+              if info.get("type") != "room" and not info.get("room")}
+    out = set()
+    for pred, decl in domain.predicates.items():
+        if pred in changed:
+            continue
+        if not any(m in domain.types and domain.types.is_subtype(m, t) for _, t in decl.params for m in moving):
+            out.add(pred)
+    return out
+
+
 def delta_candidates(context: Context, names: Sequence[str], facts: Iterable[Atom] | None = None,
-                     static: Iterable[str] = ()) -> list[Delta]:
+                     static: Iterable[str] | None = None) -> list[Delta]:
     """Changes a person may report about `names` that agree with memory (`facts`, default the context's).
 
     An item moves from where memory has it to a surface (`on`), a container (`inside`) or a person
     (`held-by`); a person goes to another room; a one-argument fact about a shown thing becomes true or
-    false. Predicates in `static` (nothing a person changes: room links, what chills) are left out.
+    false. Predicates in `static` (default `never_reported`: room links, what chills) are left out.
     """
     domain = context.domain
     now = set(context.facts if facts is None else facts)
-    static = set(static)
+    static = never_reported(context) if static is None else set(static)
     names = [n for n in names if n != context.robot and n in context.entities]
     types = domain.types
     out: list[Delta] = []

@@ -22,7 +22,7 @@ from itertools import combinations
 
 from servicerobot.language.base import LanguageModelError, ScoringModel, Usage
 from servicerobot.language.candidates import delta_candidates, goal_candidates, merge, relevance
-from servicerobot.language.compact import SCHEMA_TITLES, _static_predicates, compact_request, prompt_view
+from servicerobot.language.compact import SCHEMA_TITLES, compact_request, prompt_view
 from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, QueryGraph
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom
@@ -134,7 +134,7 @@ class ChoosingInterpreter:
         """The likeliest change among the enumerated ones and unions of the best few."""
         messages, _ = compact_request("update", text, speaker, context, max_facts=self.max_facts)
         _, names = prompt_view(context, text, speaker, self.max_facts)
-        options = delta_candidates(context, names, static=_never_reported(context))
+        options = delta_candidates(context, names)
         if not options:
             return self._generate("interpret_update", text, speaker, context, feedback)
         options = self._ranked(options, lambda d: [n for a in d.add | d.remove for n in a.args],
@@ -170,20 +170,6 @@ class ChoosingInterpreter:
         if self.generator is None:
             raise LanguageModelError(f"{self.name} writes no query graphs; give it a generating interpreter")
         return self._generate("query_graph", text, speaker, context)
-
-
-def _never_reported(context: Context) -> set[str]:
-    """Predicates no person changes: those no action changes whose arguments are only ever fixed things
-    (rooms, fixtures: room links, what chills). One about things that move (`broken`) people do report."""
-    types = context.domain.types
-    moving = [info.get("type", "object") for info in context.entities.values()
-              if info.get("type") != "room" and not info.get("room")]
-    out = set()
-    for pred in _static_predicates(context.domain):
-        params = context.domain.predicates[pred].params
-        if not any(types.is_subtype(m, t) for _, t in params for m in moving if m in types):
-            out.add(pred)
-    return out
 
 
 def _kept_true(context: Context, goals: Sequence[str]) -> list[str]:

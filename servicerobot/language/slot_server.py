@@ -63,8 +63,38 @@ def _threads_for_now(most: int) -> int:
     return max(1, min(most, int(idle_cores() + 0.25)))
 
 
+class _SharedModel:
+    """A loaded `llama_cpp._internals.LlamaModel` lent to another `Llama`, which must not free it."""
+
+    def __init__(self, model) -> None:
+        self._shared = model
+
+    def __getattr__(self, name: str):
+        return getattr(self._shared, name)
+
+    def close(self) -> None:
+        """The owner frees the model."""
+
+
+def _load_sharing(settings, model):
+    """A `Llama` for `settings` with a context of its own over the already loaded `model`'s weights.
+
+    llama.cpp repacks quantised weights for the CPU into memory of their own, so a second load of the same
+    GGUF costs its size again (six slots of the 1.5B model took 13 GB): every slot shares the first's."""
+    import llama_cpp._internals as internals
+    from llama_cpp.server.model import LlamaProxy
+
+    loader = internals.LlamaModel
+    internals.LlamaModel = lambda *args, **kwargs: _SharedModel(model)
+    try:
+        return LlamaProxy.load_llama_from_model_settings(settings)
+    finally:
+        internals.LlamaModel = loader
+
+
 def _resident_proxy(threads: int, most: int, verbose: bool = False):
-    """A `LlamaProxy` that keeps every slot's model loaded instead of swapping one model in and out."""
+    """A `LlamaProxy` that keeps every slot's context loaded (over one copy of the weights) instead of
+    swapping one model in and out."""
     import llama_cpp
     from llama_cpp.server.model import LlamaProxy
 
@@ -77,7 +107,8 @@ def _resident_proxy(threads: int, most: int, verbose: bool = False):
             alias = model if model in self._model_settings_dict else self._default_model_alias
             llama = self._loaded.get(alias)
             if llama is None:
-                llama = self._loaded[alias] = self.load_llama_from_model_settings(self._model_settings_dict[alias])
+                base = self._loaded[self._default_model_alias]
+                llama = self._loaded[alias] = _load_sharing(self._model_settings_dict[alias], base._model)
                 greedy_grammar.install(llama)  # same tokens, without matching the whole vocabulary each time
             if threads == 0:
                 n = _threads_for_now(most)
@@ -87,8 +118,11 @@ def _resident_proxy(threads: int, most: int, verbose: bool = False):
             return llama
 
         def free(self) -> None:
-            for llama in self._loaded.values():
+            default = self._loaded.pop(self._default_model_alias, None)
+            for llama in self._loaded.values():  # the slots sharing its weights first
                 llama.close()
+            if default is not None:
+                default.close()
             self._loaded.clear()
 
     return ResidentProxy
