@@ -32,7 +32,14 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from servicerobot.envs.pddlgym import PDDLGymEnv, parse_literal, pddlgym_root, registered_domains
 from servicerobot.envs.pddlgym.files import read_domain_text, split_probabilistic
-from servicerobot.pddl import parse_domain, parse_problem, val_validate, validate_plan
+from servicerobot.pddl import (
+    parse_domain,
+    parse_problem,
+    val_validate,
+    validate_plan,
+    write_domain,
+    write_problem,
+)
 from servicerobot.planners import get_planner
 
 # deterministic STRIPS domains whose pddlgym side needs no SWI-Prolog (pddlgym's non-STRIPS inference runs it)
@@ -166,8 +173,9 @@ def step_rate(names: tuple[str, ...], steps: int, rounds: int) -> dict:
             "min_ratio": min(ratios) if ratios else None}
 
 
-def planner_table(problems: int, timeout: float, planners: list[str]) -> dict:
-    """Every deterministic registered domain, its first `problems` problems, each planner."""
+def planner_table(problems: int, timeout: float, planners: list[str], only: list[str] | None = None) -> dict:
+    """Every deterministic registered domain (or `only` these), its first `problems` problems, each planner;
+    one progress line per domain on stderr."""
     table: dict[str, dict] = {}
     available = {}
     for name in planners:
@@ -176,6 +184,9 @@ def planner_table(problems: int, timeout: float, planners: list[str]) -> dict:
         except Exception as error:  # noqa: BLE001 - a missing back end is reported, not fatal
             table.setdefault("_missing", {})[name] = f"{type(error).__name__}: {error}"
     for dname, spec in sorted(registered_domains().items()):
+        if only and dname not in only:
+            continue
+        print(f"[planners] {dname}", file=sys.stderr, flush=True)
         domain_file, problem_dir = spec.files()
         files = sorted(problem_dir.glob("*.pddl"), key=str)[:problems]
         text, _, fixes = read_domain_text(domain_file)
@@ -186,23 +197,25 @@ def planner_table(problems: int, timeout: float, planners: list[str]) -> dict:
             table[dname] = {"skipped": "pddlgym ships no problems for it"}
             continue
         domain = parse_domain(text, source=str(domain_file))
+        domain_text = write_domain(domain)
         row: dict[str, dict] = {}
         for pname, planner in available.items():
             solved = valid_ours = valid_val = 0
             lengths, times, notes = [], [], []
             for path in files:
-                ptext = path.read_text(encoding="utf-8")
-                result = planner.solve(text, ptext)
+                # PDDLGym writes :goal before :init, which Fast Downward's parser refuses: planners and VAL get
+                # the problem as our writer prints it (sections in the standard order)
+                problem = parse_problem(path.read_text(encoding="utf-8"), domain, source=str(path))
+                result = planner.solve(domain, problem)
                 times.append(result.total_time)
                 if not result.solved:
                     notes.append(f"{path.name}: {result.status.value} {result.message[:120]}")
                     continue
                 solved += 1
                 lengths.append(len(result.plan))
-                problem = parse_problem(ptext, domain, source=str(path))
                 valid_ours += validate_plan(domain, problem, result.plan).valid
                 try:
-                    valid_val += val_validate(text, ptext, result.plan).valid
+                    valid_val += val_validate(domain_text, write_problem(problem), result.plan).valid
                 except Exception as error:  # noqa: BLE001 - VAL crashes on some inputs; counted as not valid
                     notes.append(f"{path.name}: VAL {error}")
             row[pname] = {"solved": f"{solved}/{len(files)}",
@@ -228,6 +241,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--planners", nargs="+", default=["fast-downward", "builtin", "lapkt"])
     parser.add_argument("--sections", nargs="+", default=["parser", "step_rate", "planners"])
+    parser.add_argument("--domains", nargs="+", help="only these domains in the planner table")
     args = parser.parse_args(argv)
     if importlib.util.find_spec("pddlgym") is None:
         sys.exit("pddlgym is not installed: pip install --no-deps pddlgym==0.0.7 gym==0.26.2 && pip install scikit-image")
@@ -250,7 +264,7 @@ def main(argv: list[str] | None = None) -> None:
     if "step_rate" in args.sections:
         out["step_rate"] = step_rate(names, steps, args.rounds)
     if "planners" in args.sections:
-        out["planners"] = planner_table(problems, args.timeout, args.planners)
+        out["planners"] = planner_table(problems, args.timeout, args.planners, args.domains)
         out["planners_note"] = ("pddlgym_planners (PDDLGym's FD/FF wrappers) is not on PyPI and downloads its "
                                 "planners at run time; it is not compared")
     out["seconds"] = round(time.perf_counter() - start, 1)
