@@ -190,3 +190,20 @@ def test_interpreter_over_a_cassette_replays_offline(stub, context, tmp_path):
     stub.stop()
     replayed = LLMInterpreter(Cassette(path)).interpret_update(UPDATE_TEXT, "Kira", context)
     assert recorded == replayed == EXPECTED_DELTA
+
+
+def test_a_classification_failure_names_the_utterance_once():
+    """The agent prefixes "could not classify '<text>'"; the interpreter's message must not repeat it."""
+    from servicerobot.language.answers import AnswerFormatError
+    from servicerobot.language.base import LanguageModelError
+    from servicerobot.language.llm_interpreter import LLMInterpreter
+
+    class Prose:
+        name = "prose"
+
+        def complete(self, messages, *, schema=None, temperature=0.0):
+            raise AnswerFormatError("the answer is not JSON", "Sure!")
+
+    with pytest.raises(LanguageModelError) as caught:
+        LLMInterpreter(Prose()).classify("Make the bed.", "Ana")
+    assert "could not classify" not in str(caught.value) and "not JSON" in str(caught.value)

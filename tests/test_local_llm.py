@@ -68,3 +68,23 @@ def test_an_episode_runs_through_the_local_model_and_replays_from_its_cassette(u
     replayed = LLMInterpreter(Cassette(path), prompts="compact", max_facts=live.max_facts)
     again, _ = _episode(replayed)
     assert again == actions  # the cassette reproduces the episode without the model
+
+
+def test_the_local_model_chooses_among_enumerated_answers(url):
+    """The default local interpreter: the server scores candidates (POST /v1/score) for the kinds, the
+    update and the goal; every goal it returns parses in the domain, and the usage counts every call."""
+    from servicerobot.language.chooser import ChoosingInterpreter
+    from servicerobot.language.local_server import local_interpreter
+
+    chooser = local_interpreter(url)
+    assert isinstance(chooser, ChoosingInterpreter)
+    _, agent = _episode(chooser)
+    kinds = {c["kind"] for c in chooser.calls}
+    assert {"classify"} <= kinds and kinds & {"task", "update"}
+    assert all(c["candidates"] >= 2 and c["tokens"] > 0 for c in chooser.calls)
+    assert chooser.usage.calls >= len(chooser.calls) and chooser.usage.total_tokens > 0
+    summary = agent.summary()
+    assert "language model failed" not in summary.get("failures", {}), summary
+    goals = [t.goal for t in [agent.task] if t is not None and t.goal]
+    for goal in goals:
+        agent._pddl_interpreter().compile_goal(goal)  # a chosen goal is always well-formed

@@ -195,8 +195,8 @@ class LLMInterpreter:
         """"task" or "update"."""
         try:
             data = self._ask("classify", CLASSIFY_SCHEMA, text=text.strip(), speaker=speaker or "Someone")
-        except AnswerFormatError as exc:
-            raise LanguageModelError(f"could not classify {text!r}: {exc}") from exc
+        except AnswerFormatError as exc:  # the caller names the utterance
+            raise LanguageModelError(f"the answer was not usable JSON: {exc}") from exc
         kind = str(data.get("kind", "")).strip().lower() if isinstance(data, Mapping) else ""
         if kind not in UTTERANCE_KINDS:
             raise LanguageModelError(f"{self.model.name} classified {text!r} as {data!r}; expected "

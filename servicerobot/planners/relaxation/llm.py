@@ -70,7 +70,11 @@ class LLMRelaxInterpreter:
         values = {"domain_pddl": self.domain_text, "scene": self.scene, "facts": self.facts, **values}
         messages = [{"role": role, "content": template[role].substitute(values)} for role in ("system", "user")]
         self.calls.append(prompt)
-        completion = self.model.complete(messages, schema=schema, temperature=self.temperature)
+        try:
+            completion = self.model.complete(messages, schema=schema, temperature=self.temperature)
+        except AnswerFormatError as error:  # answered, but not JSON: its tokens were spent all the same
+            self.usage.add(error.usage)
+            raise
         self.usage.add(completion.usage)
         if not isinstance(completion.data, dict):
             raise AnswerFormatError(f"{prompt}: the model's answer is not a JSON object", completion.text)
