@@ -120,7 +120,8 @@ def results_table(path: Path) -> list[list[str]]:
 def _results_markdown(folder: Path, root: Path) -> list[str]:
     about_path = folder / "about.json"
     if not about_path.is_file():
-        raise ValueError(f"{about_path}: missing (command, machine, date of {folder / 'results.jsonl'})")
+        raise ValueError(f"{about_path}: missing: write the command, machine and date of "
+                         f"{folder / 'results.jsonl'} there ({{\"command\": ..., \"machine\": ..., \"date\": ...}})")
     about = json.loads(about_path.read_text(encoding="utf-8"))
     rel = (folder / "results.jsonl").relative_to(root)
     lines = [f"### `{rel}`", "", f"- command: `{about['command']}`", f"- machine: {about['machine']}",
@@ -146,10 +147,19 @@ def render_page(root: Path = ROOT) -> str:
              "## Measurements", ""]
     for record in load_figures(root / "benchmarks" / "figures"):
         lines += _figures_markdown(record)
+    records = load_figures(root / "benchmarks" / "figures")
+    unrecorded = [s.name for s in sorted((root / "benchmarks").glob("*.py"))
+                  if not any(f"benchmarks/{s.name}" in r["command"] for r in records)]
+    if unrecorded:
+        lines += ["## Scripts with no figure recorded here", "",
+                  ("Their figures, where measured, are on the page of their part (e.g. the local model's); "
+                  "`servicerobot bench --only NAME --record benchmarks/figures` adds one here."), "",
+                  *[f"- `benchmarks/{name}`" for name in unrecorded], ""]
     lines += ["## Experiment results files", "",
               "Counted from each file's records (`servicerobot report FILE` gives the full tables and plots).", ""]
     for results in sorted((root / "results").glob("*/results.jsonl")):
-        lines += _results_markdown(results.parent, root)
+        if results.stat().st_size:  # an empty file is a run that has not finished an episode yet
+            lines += _results_markdown(results.parent, root)
     return "\n".join(lines).rstrip() + "\n"
 
 
