@@ -3,6 +3,8 @@
 Prints one JSON object:
 - `parser`: every `.pddl` file in the installed pddlgym package, read by our parser as is, after a named
   repair (see servicerobot/envs/pddlgym/files.py), or refused, with the reason per file;
+- `agreement`: on problem 0 of every registered domain, pddlgym's own env and ours given the same random
+  literals: are the literal sets equal after every step?
 - `step_rate`: steps per second of `ServiceRobot-PDDLGym-v0` and of pddlgym's own `PDDLEnv` on the same
   problem and the same action literals, measured side by side in one run (rounds alternate), as a ratio;
 - `planners`: Fast Downward (warm), builtin and LAPKT through our `Planner` interface on the first problems
@@ -173,6 +175,72 @@ def step_rate(names: tuple[str, ...], steps: int, rounds: int) -> dict:
             "min_ratio": min(ratios) if ratios else None}
 
 
+class _Slow(Exception):
+    pass
+
+
+def agreement(steps: int, seconds: int, only: list[str] | None = None) -> dict:
+    """Every registered domain, problem 0: pddlgym's PDDLEnv and ours step the same literals (80 % valid);
+    equal literal sets after every step? A domain whose pddlgym side needs more than `seconds` is cut there."""
+    import signal
+
+    def alarm(*_):
+        raise _Slow
+
+    out: dict[str, str] = {}
+    previous = signal.signal(signal.SIGALRM, alarm)
+    try:
+        for name, spec in sorted(registered_domains().items()):
+            if only and name not in only:
+                continue
+            print(f"[agreement] {name}", file=sys.stderr, flush=True)
+            _, problem_dir = spec.files()
+            if not any(problem_dir.glob("*.pddl")):
+                out[name] = "no problems shipped"
+                continue
+            ours = PDDLGymEnv(name, problem_index=0)
+            ours.reset(seed=0)
+            if any("probabilistic" in r for r in ours.gym_domain.repairs):
+                out[name] = "probabilistic: outcomes are sampled (pddlgym: global np.random), not compared"
+                continue
+            rng = np.random.default_rng(0)
+            done_steps = 0
+            signal.alarm(seconds)
+            try:
+                theirs = _pddlgym_env(name)
+                tobs, _ = theirs.reset()
+                preds = {p.name: p for p in theirs.action_predicates}
+                objects = {o.name: o for o in tobs.objects}
+                verdict = "same literals"
+                for _ in range(steps):
+                    valid = ours.valid_actions()
+                    action = valid[int(rng.integers(len(valid)))] if valid and rng.random() < 0.8 \
+                        else ours.task.sample_literal(rng)
+                    pred, args = parse_literal(action)
+                    tobs, *_ = theirs.step(preds[pred](*[objects[a] for a in args]))
+                    ours.step(action)
+                    done_steps += 1
+                    theirs_set = {(lit.predicate.name, tuple(v.name for v in lit.variables))
+                                  for lit in tobs.literals if lit.predicate.name != "="}
+                    if theirs_set != {(a.predicate, a.args) for a in ours.literals}:
+                        verdict = f"DIFFERENT after {action}"
+                        break
+                out[name] = f"{verdict} ({done_steps} steps)"
+            except _Slow:
+                out[name] = f"pddlgym too slow: cut after {seconds} s, the {done_steps} steps before had the same literals"
+            except Exception as error:  # noqa: BLE001 - pddlgym's own failures are reported per domain
+                out[name] = f"pddlgym failed: {type(error).__name__}: {str(error)[:120]}"
+            finally:
+                signal.alarm(0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    counts: dict[str, int] = {}
+    for verdict in out.values():
+        key = verdict.split(" (")[0].split(":")[0]
+        counts[key] = counts.get(key, 0) + 1
+    return {"steps": steps, "counts": counts, "domains": out}
+
+
 def planner_table(problems: int, timeout: float, planners: list[str], only: list[str] | None = None) -> dict:
     """Every deterministic registered domain (or `only` these), its first `problems` problems, each planner;
     one progress line per domain on stderr."""
@@ -240,8 +308,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--planners", nargs="+", default=["fast-downward", "builtin", "lapkt"])
-    parser.add_argument("--sections", nargs="+", default=["parser", "step_rate", "planners"])
-    parser.add_argument("--domains", nargs="+", help="only these domains in the planner table")
+    parser.add_argument("--sections", nargs="+", default=["parser", "step_rate", "agreement", "planners"])
+    parser.add_argument("--domains", nargs="+", help="only these domains (agreement, planners)")
     args = parser.parse_args(argv)
     if importlib.util.find_spec("pddlgym") is None:
         sys.exit("pddlgym is not installed: pip install --no-deps pddlgym==0.0.7 gym==0.26.2 && pip install scikit-image")
@@ -263,6 +331,8 @@ def main(argv: list[str] | None = None) -> None:
         out["parser"] = parser_coverage(args.quick)
     if "step_rate" in args.sections:
         out["step_rate"] = step_rate(names, steps, args.rounds)
+    if "agreement" in args.sections:
+        out["agreement"] = agreement(10 if args.quick else 25, 10 if args.quick else 30, args.domains)
     if "planners" in args.sections:
         out["planners"] = planner_table(problems, args.timeout, args.planners, args.domains)
         out["planners_note"] = ("pddlgym_planners (PDDLGym's FD/FF wrappers) is not on PyPI and downloads its "
