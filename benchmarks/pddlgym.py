@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> None:
     if "step_rate" in args.sections:
         out["step_rate"] = step_rate(names, steps, args.rounds)
     if "agreement" in args.sections:
-        out["agreement"] = agreement(10 if args.quick else 25, 10 if args.quick else 30, args.domains)
+        out["agreement"] = agreement(10 if args.quick else 25, 10 if args.quick else 20, args.domains)
     if "planners" in args.sections:
         out["planners"] = planner_table(problems, args.timeout, args.planners, args.domains)
         out["planners_note"] = ("pddlgym_planners (PDDLGym's FD/FF wrappers) is not on PyPI and downloads its "
