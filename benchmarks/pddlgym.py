@@ -283,7 +283,11 @@ def planner_table(problems: int, timeout: float, planners: list[str], only: list
                 lengths.append(len(result.plan))
                 valid_ours += validate_plan(domain, problem, result.plan).valid
                 try:
-                    valid_val += val_validate(domain_text, write_problem(problem), result.plan).valid
+                    verdict = val_validate(domain_text, write_problem(problem), result.plan)
+                    valid_val += verdict.valid
+                    if not verdict.valid:
+                        why = "VAL could not parse the input" if "Parser failed" in verdict.output else "VAL: invalid"
+                        notes.append(f"{path.name}: {why} (problem name {problem.name!r})")
                 except Exception as error:  # noqa: BLE001 - VAL crashes on some inputs; counted as not valid
                     notes.append(f"{path.name}: VAL {error}")
             row[pname] = {"solved": f"{solved}/{len(files)}",
