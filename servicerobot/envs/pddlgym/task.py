@@ -240,12 +240,9 @@ class PDDLGymTask:
             yield args
             return
         key = (op, args)
-        cached = self._candidates.get(key, False)
-        if cached is None or cached:
-            if cached is None:
-                yield from self._joined(op, args, state)
-            else:
-                yield from cached
+        if key in self._candidates:
+            cached = self._candidates[key]
+            yield from (self._joined(op, args, state) if cached is None else cached)
             return
         is_subtype, universe = self.gym_domain.domain.types.is_subtype, self.interpreter.universe
         params = dict(op.params)
@@ -270,6 +267,7 @@ class PDDLGymTask:
         for values in itertools.product(*(universe.of_type(t) for _, t in free)):
             full = {**binding, **dict(zip((v for v, _ in free), values))}
             found.append(tuple(full[v] for v, _ in op.params))
+        found.sort()
         self._candidates[key] = found
         yield from found
 
