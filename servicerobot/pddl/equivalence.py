@@ -40,6 +40,7 @@ What is decided exactly and what is approximated:
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -362,8 +363,14 @@ def compare(
 
     work = limits.DEFAULT_WORK if work is None else work
     cpu_seconds = limits.DEFAULT_CPU_SECONDS if cpu_seconds == -1.0 else cpu_seconds
-    with budget(work, cpu_seconds):
-        return _compare(problem_a, problem_b, dom, placeholder, names)
+    collecting = gc.isenabled()
+    gc.disable()  # millions of small tuples: full collections would grow with the heap; no cycles are made
+    try:
+        with budget(work, cpu_seconds):
+            return _compare(problem_a, problem_b, dom, placeholder, names)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _compare(problem_a: Problem | str | NormalProblem, problem_b: Problem | str | NormalProblem, dom: Domain,
