@@ -7,7 +7,14 @@ checks N small random pairs against brute-force enumeration and reports the agre
 series times pairs of different sizes (n vs n+1 blocks, n = 10 ... 10,000, parsing included), which the
 object counts decide in O(n); `growth_per_10x` is the time ratio of each step (10 = linear).
 
-Run: `python benchmarks/equivalence.py [--pairs 1000] [--brute-force 500] [--scaling-max 10000] [--quick]`
+The same-size series (CPU seconds, parsing included, one run each) times what the counts cannot
+decide: random n-block pairs renamed and shuffled (`equal`) or with one goal literal changed
+(`different`), n = 10, 100, 1,000, 10,000 (`--same-size-max`), and n blocks on the table vs the goal of
+one n-block tower, renamed (`tower`). `--big N` adds one more pair of each kind at N blocks (90,000 is
+the 5 MB pair of issue 25).
+
+Run: `python benchmarks/equivalence.py [--pairs 1000] [--brute-force 500] [--scaling-max 10000]
+[--same-size-max 10000] [--big 90000] [--quick]`
 """
 
 from __future__ import annotations
@@ -28,8 +35,9 @@ from servicerobot.pddl._equivalence_bruteforce import (
     brute_force_equivalent,
     random_pair,
 )
+from servicerobot.pddl._equivalence_cases import same_size_pair, table_to_tower
 from servicerobot.pddl.atoms import Atom
-from servicerobot.pddl.equivalence import compare, equivalent
+from servicerobot.pddl.equivalence import EquivalenceUnknownError, compare, equivalent
 
 
 def _tower(n: int) -> str:
@@ -56,6 +64,35 @@ def _scaling(largest: int) -> dict:
         n *= 10
     growth = [round(y["ms"] / x["ms"], 1) for x, y in itertools.pairwise(series)]
     return {"scaling_different_sizes": series, "growth_per_10x": growth}
+
+
+def _cpu(a: str, b: str, domain) -> tuple[str, float]:
+    """(verdict: equivalent / different / unknown, CPU seconds) of one compare, parsing included."""
+    start = time.process_time()
+    try:
+        verdict = "equivalent" if compare(a, b, domain) else "different"
+    except EquivalenceUnknownError:
+        verdict = "unknown"
+    return verdict, round(time.process_time() - start, 3)
+
+
+def _same_size(largest: int, big: int) -> dict:
+    """CPU seconds of same-size pairs (equal, one goal literal changed, renamed table->tower)."""
+    domain = domains.load("blocksworld")
+    sizes, n = [], 10
+    while n <= largest:
+        sizes.append(n)
+        n *= 10
+    if big:
+        sizes.append(big)
+    rows = []
+    for n in sizes:
+        for kind in ("equal", "different", "tower"):
+            a, b = table_to_tower(n) if kind == "tower" else same_size_pair(n, seed=n, equal=kind == "equal")
+            verdict, seconds = _cpu(a, b, domain)
+            rows.append({"kind": kind, "blocks": n, "bytes": len(a) + len(b), "verdict": verdict,
+                         "cpu_s": seconds})
+    return {"same_size_cpu_s": rows, "same_size_max_cpu_s": max(r["cpu_s"] for r in rows)}
 
 
 def _pair(rng: random.Random) -> tuple[str, str, str]:
@@ -99,10 +136,15 @@ def main() -> None:
     ap.add_argument("--brute-force", type=int, default=0, help="also cross-check this many small pairs")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--scaling-max", type=int, default=10000, help="largest n of the scaling series (0: skip)")
-    ap.add_argument("--quick", action="store_true", help="100 pairs, 50 brute-force checks at most")
+    ap.add_argument("--same-size-max", type=int, default=10000,
+                    help="largest n of the same-size series (0: skip)")
+    ap.add_argument("--big", type=int, default=0, help="one more same-size pair of each kind at this many blocks")
+    ap.add_argument("--quick", action="store_true",
+                    help="100 pairs, 50 brute-force checks at most, same-size series up to 1,000")
     args = ap.parse_args()
     if args.quick:
         args.pairs, args.brute_force = min(args.pairs, 100), min(args.brute_force, 50)
+        args.same_size_max = min(args.same_size_max, 1000)
     rng = random.Random(args.seed)
     pairs = [_pair(rng) for _ in range(args.pairs)]
     for d, a, b in pairs[:20]:  # warm up: domain parsing and analysis are cached
@@ -132,6 +174,8 @@ def main() -> None:
         row["brute_force_agreement"] = f"{agree}/{args.brute_force}"
     if args.scaling_max:
         row.update(_scaling(args.scaling_max))
+    if args.same_size_max or args.big:
+        row.update(_same_size(args.same_size_max, args.big))
     print(json.dumps(row))
 
 
