@@ -2,11 +2,13 @@
 
 Two problems over one domain are *equivalent* when some type-preserving bijection of their objects
 maps the first initial state onto the second and the first goal's set of goal states onto the
-second's. We decide this as Planetarium does, by graph isomorphism (colour refinement, then
-networkx VF2): objects are typed nodes, each ground proposition is a node labelled by its predicate
-with edges to its arguments labelled by position. In identity mode (the default) one isomorphism
-must cover init and goal together; in placeholder mode the init graphs and the goal graphs are
-matched separately.
+second's. We decide this as Planetarium does, by graph isomorphism (colour refinement to a stable
+partition, then an individualisation-refinement search on what it cannot split: `_equivalence_match`):
+objects are typed nodes, each ground proposition is a node labelled by its predicate with edges to
+its arguments labelled by position. In identity mode (the default) one isomorphism must cover init
+and goal together; in placeholder mode the init graphs and the goal graphs are matched separately.
+Every step spends from a work and CPU-time budget (`_equivalence_budget`); past it `compare` raises
+`EquivalenceUnknownError` (the CLI exits 2) instead of running on.
 
 Before matching, each goal is made canonical (see `_equivalence_goal`):
 
