@@ -241,3 +241,16 @@ def test_incremental_closure_equals_the_rescanning_closure_on_satisfiable_tower_
             assert all((x in fast.implied_neg) == (x in slow.implied_neg) for x in atoms)
         assert consistent(pos, neg, pi) == _consistent_scan(pos, neg, pi)
     assert satisfiable > 150
+
+
+def test_a_quantifier_over_too_many_bindings_is_refused_before_it_is_expanded():
+    # 120 blocks, three variables: 1.7 million bindings; before, they were built (memory) and then expanded
+    objs = " ".join(f"b{i}" for i in range(120))
+    init = " ".join(f"(on-table b{i}) (clear b{i})" for i in range(120)) + " (arm-empty)"
+    def problem(goal: str) -> str:
+        return f"(define (problem q) (:domain blocksworld) (:objects {objs}) (:init {init}) (:goal {goal}))"
+
+    a = problem("(forall (?x ?y ?z) (or (not (on ?x ?y)) (not (on ?y ?z))))")
+    b = problem("(forall (?x ?y ?z) (or (not (on ?x ?y)) (not (on ?y ?z)) (clear ?x)))")
+    with pytest.raises(GoalTooComplexError, match="ranges over 1,728,000 bindings"):
+        compare(a, b, BW)

@@ -20,6 +20,7 @@ from servicerobot.pddl.atoms import Atom
 from servicerobot.pddl.model import And, AtomF, Equals, Exists, Forall, Formula, Imply, Not, Or, Truth
 
 __all__ = [
+    "MAX_BINDINGS",
     "MAX_SEMANTIC_ATOMS",
     "MAX_TERMS",
     "GoalTooComplexError",
@@ -31,6 +32,9 @@ __all__ = [
 
 MAX_TERMS = 4096
 """The most DNF terms a goal may expand to."""
+
+MAX_BINDINGS = 1_000_000
+"""The most bindings one quantifier of a goal may range over (the product of its variables' domains)."""
 
 MAX_SEMANTIC_ATOMS = 10
 """Disjunctive goals over at most this many atoms are decided by enumerating their assignments."""
@@ -79,6 +83,13 @@ def _nnf(f: Formula, binding: dict[str, str], pi: ProblemInfo, positive: bool):
         return _junction([_nnf(p, binding, pi, positive) for p in f.parts], conj)
     if isinstance(f, (Forall, Exists)):
         conj = isinstance(f, Forall) == positive
+        count = 1
+        for _, typ in f.params:
+            count *= len(pi.of_type(typ))
+        if count > MAX_BINDINGS:  # checked before building them: a list this long would exhaust memory
+            raise GoalTooComplexError(f"a quantifier of the goal ranges over {count:,} bindings (at most "
+                                      f"{MAX_BINDINGS:,})")
+        spend(count, "expanding the goal's quantifiers")
         bindings = [dict(binding)]
         for var, typ in f.params:
             bindings = [{**b, var: o} for b in bindings for o in pi.of_type(typ)]
