@@ -23,7 +23,7 @@ from itertools import combinations
 from servicerobot.language.base import LanguageModelError, ScoringModel, Usage
 from servicerobot.language.candidates import delta_candidates, goal_candidates, merge, relevance
 from servicerobot.language.compact import SCHEMA_TITLES, compact_request, prompt_view
-from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, QueryGraph
+from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, QueryGraph, entity_phrase
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom
 
@@ -31,6 +31,8 @@ __all__ = ["ChoosingInterpreter", "format_delta", "format_goal"]
 
 _MAX_CANDIDATES = 160  # candidates scored per call (the most relevant kept)
 _PAIRS_FROM = 4
+_UNION_MARGIN = 3.0  # unions are formed of single changes at most this many nats below the best
+_FOCUS = 4  # movable things and fixtures a reported change may be about (the most strongly named)
 _BEAM = 8  # partial answers kept at each branching of the candidates (None: score every candidate)  # conjunctions / unions are formed from this many best single answers
 
 
@@ -60,13 +62,14 @@ class ChoosingInterpreter:
         model: a `ScoringModel` (an `OpenAIModel` on `servicerobot llm serve`).
         generator: the generating interpreter for retrieval queries and for utterances with no candidate
             (an `LLMInterpreter` with compact prompts on the same server); None: those raise.
-        max_facts: at most this many memory facts go into a prompt (the most relevant).
+        max_facts: at most this many memory facts go into a prompt (the most relevant first; every prompt
+            token costs a CPU model time, and the candidates carry what memory says of the named things).
         max_candidates: at most this many single candidates are scored per call (the most relevant).
         beam: how many partial answers a scoring call keeps at each branching (None: every candidate is
             scored in full, ~10x the tokens).
     """
 
-    def __init__(self, model: ScoringModel, generator=None, *, max_facts: int = 40,
+    def __init__(self, model: ScoringModel, generator=None, *, max_facts: int = 16,
                  max_candidates: int = _MAX_CANDIDATES, beam: int | None = _BEAM):
         self.model = model
         self.generator = generator
@@ -76,6 +79,8 @@ class ChoosingInterpreter:
         self.name = f"choose:{model.name}"
         self.usage = Usage()
         self.calls: list[dict] = []  # per scoring call: kind, candidates, seconds (for benchmarks)
+        self._answered: dict[str, str] = {}  # the last update answer per utterance
+        self._rejected: dict[str, set[str]] = {}  # answers a verifier refused, per utterance
 
     def __repr__(self) -> str:
         return f"ChoosingInterpreter({self.model!r})"
@@ -134,19 +139,34 @@ class ChoosingInterpreter:
         """The likeliest change among the enumerated ones and unions of the best few."""
         messages, _ = compact_request("update", text, speaker, context, max_facts=self.max_facts)
         _, names = prompt_view(context, text, speaker, self.max_facts)
-        options = delta_candidates(context, names)
+        rel = relevance(context, text, speaker)
+        options = delta_candidates(context, _focus(context, names, rel))
+        refused = self._refused(text, feedback)
+        options = [d for d in options if format_delta(d) not in refused] or options
         if not options:
             return self._generate("interpret_update", text, speaker, context, feedback)
-        options = self._ranked(options, lambda d: [n for a in d.add | d.remove for n in a.args],
-                               relevance(context, text, speaker))
+        options = self._ranked(options, lambda d: [n for a in d.add | d.remove for n in a.args], rel)
         best, best_lp, totals = self._choose("update", messages, options, format_delta)
-        top = [options[i] for i in sorted(range(len(options)), key=lambda i: -totals[i])[:_PAIRS_FROM]]
+        self._answered[text] = format_delta(best)
+        order = sorted(range(len(options)), key=lambda i: -totals[i])
+        top = [options[i] for i in order[:_PAIRS_FROM] if totals[i] >= best_lp - _UNION_MARGIN]
         unions = [u for a, b in combinations(top, 2) if (u := merge([a, b])) is not None]
         if unions:
             union, union_lp, _ = self._choose("update", messages, unions, format_delta)
             if union_lp > best_lp:
+                self._answered[text] = format_delta(union)
                 return union
         return best
+
+    def _refused(self, text: str, feedback: Sequence[str]) -> set[str]:
+        """The answers already given for `text` that the caller refused (it came back with feedback)."""
+        if not feedback:
+            self._rejected.pop(text, None)
+            return set()
+        rejected = self._rejected.setdefault(text, set())
+        if text in self._answered:
+            rejected.add(self._answered[text])
+        return rejected
 
     def _generate(self, method: str, *args):
         if self.generator is None:
@@ -170,6 +190,25 @@ class ChoosingInterpreter:
         if self.generator is None:
             raise LanguageModelError(f"{self.name} writes no query graphs; give it a generating interpreter")
         return self._generate("query_graph", text, speaker, context)
+
+
+def _focus(context: Context, names: Sequence[str], rel: dict[str, float]) -> list[str]:
+    """The shown names a reported change may be about: the things the words name most strongly (at most
+    `_FOCUS` movable ones, `_FOCUS` fixtures and every person and room shown); all shown when none is named."""
+    named = [n for n in names if rel.get(n, 0) > 0]
+    if not named:
+        return list(names)
+    best = max(rel[n] for n in named)
+    def fixed(n: str) -> bool:
+        return bool(context.entities.get(n, {}).get("room"))
+
+    out = [n for n in names if context.entities.get(n, {}).get("type") in ("person", "room")]
+    for pick in (lambda n: not fixed(n), fixed):
+        ranked = sorted((n for n in named if pick(n) and n not in out), key=lambda n: (-rel[n], n))
+        out += [n for n in ranked[:_FOCUS] if rel[n] >= best - 2.5 or n == ranked[0]]
+    rooms = {entity_phrase(context.entities[n]) for n in named if context.entities[n].get("type") == "room"}
+    out += [n for n in names if fixed(n) and context.entities[n].get("room") in rooms]  # "the kitchen is lit"
+    return sorted(set(out))
 
 
 def _kept_true(context: Context, goals: Sequence[str]) -> list[str]:

@@ -31,7 +31,7 @@ SCHEMA_TITLES = {"classify": "kind", "update": "update", "task": "goal", "entity
                  "query_graph": "query_graph"}
 _SECTION = re.compile(r"^@@ (system|user|assistant)[ \t]*$", re.MULTILINE)
 _MAX_NODES = 6
-_NAMED = 12  # things the utterance names that a prompt shows even without a fact about them
+_NAMED = 8  # things the utterance names that a prompt shows even without a fact about them
 
 
 @cache

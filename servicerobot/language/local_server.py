@@ -432,6 +432,8 @@ def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_ret
     URLs, comma-separated, spread the runner's workers over several servers: worker i (`$SERVICEROBOT_WORKER`)
     uses URL i modulo their number (on a CPU a one-thread server per core answers ~2x what one server does).
 
+    `max_facts` bounds the facts of a generating prompt (the chooser shows its own 16 most relevant).
+
     Raises:
         LocalServerError: no URL given or set.
         ValueError: an unknown mode.
@@ -458,4 +460,4 @@ def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_ret
         return generator
     from servicerobot.language.chooser import ChoosingInterpreter
 
-    return ChoosingInterpreter(model, generator, max_facts=max_facts)
+    return ChoosingInterpreter(model, generator)
