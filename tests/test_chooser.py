@@ -104,6 +104,21 @@ def test_delta_candidates_agree_with_memory(place):
     assert not any(a.predicate in ("connected", "chills") for d in deltas for a in d.add | d.remove)
 
 
+def test_people_move_only_to_rooms_the_words_name(place):
+    """"The teal bowl has food stuck all over it" is no news of where anyone went: no person-move candidate
+    (the model had taken 13 of 65 paraphrased updates for the speaker walking to another room)."""
+    from servicerobot.language.chooser import ChoosingInterpreter
+
+    for item_id, moves in (("u21", 0), ("u49", 1)):  # u49: "Off to the living room I go."
+        item = _item(item_id)
+        context = place.context(item)
+        model = Prefers()
+        ChoosingInterpreter(model).interpret_update(item.text, item.speaker, context)
+        answers = model.calls[0]["answers"]
+        assert sum('"in-room"' in a for a in answers) == moves, answers
+    assert format_delta(item.delta) in answers
+
+
 def test_merge_refuses_one_thing_in_two_places():
     a = Delta.of([], [Atom("on", ("cup_1", "table_1"))])
     b = Delta.of([], [Atom("inside", ("cup_1", "sink_1"))])

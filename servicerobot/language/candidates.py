@@ -240,12 +240,13 @@ def never_reported(context: Context) -> set[str]:
 
 
 def delta_candidates(context: Context, names: Sequence[str], facts: Iterable[Atom] | None = None,
-                     static: Iterable[str] | None = None) -> list[Delta]:
+                     static: Iterable[str] | None = None, rooms: Iterable[str] | None = None) -> list[Delta]:
     """Changes a person may report about `names` that agree with memory (`facts`, default the context's).
 
     An item moves from where memory has it to a surface (`on`), a container (`inside`) or a person
     (`held-by`); a person goes to another room; a one-argument fact about a shown thing becomes true or
-    false. Predicates in `static` (default `never_reported`: room links, what chills) are left out.
+    false. Predicates in `static` (default `never_reported`: room links, what chills) are left out. With
+    `rooms`, a person moves only to one of them (the rooms the words name: a move is told by its room).
     """
     domain = context.domain
     now = set(context.facts if facts is None else facts)
@@ -270,14 +271,16 @@ def delta_candidates(context: Context, names: Sequence[str], facts: Iterable[Ato
                     out.append(Delta(old, frozenset({new})))
     room_decl = domain.predicates.get("in-room")
     if room_decl is not None:
-        movers, rooms = _typed_args(context, names, room_decl.params)
+        movers, targets = _typed_args(context, names, room_decl.params)
+        if rooms is not None:
+            targets = [r for r in targets if r in set(rooms)]
         for who in movers:
             mobile = types.is_subtype(_type_of(context, who), "person") if "person" in types \
                 else not _fixed(context, who)
             if not mobile:
                 continue
             old = frozenset(a for a in where.get(who, []) if a.predicate == "in-room")
-            for room in rooms:
+            for room in targets:
                 new = Atom("in-room", (who, room))
                 if new not in old:
                     out.append(Delta(old, frozenset({new})))

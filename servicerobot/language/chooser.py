@@ -140,7 +140,8 @@ class ChoosingInterpreter:
         messages, _ = compact_request("update", text, speaker, context, max_facts=self.max_facts)
         _, names = prompt_view(context, text, speaker, self.max_facts)
         rel = relevance(context, text, speaker)
-        options = delta_candidates(context, _focus(context, names, rel))
+        named_rooms = [n for n in rel if context.entities[n].get("type") == "room"]
+        options = delta_candidates(context, _focus(context, names, rel), rooms=named_rooms)
         refused = self._refused(text, feedback)
         options = [d for d in options if format_delta(d) not in refused] or options
         if not options:
