@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from servicerobot.language.base import Usage
 from servicerobot.memory.catalogue import entity_phrase
+from servicerobot.memory.query import QueryEdge, QueryGraph, QueryNode
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom, Domain
 
@@ -37,32 +38,6 @@ class Context:
     entities: Mapping[str, Mapping]
     facts: frozenset[Atom]
     robot: str = "robot"
-
-
-@dataclass(frozen=True)
-class QueryNode:
-    """A thing the text mentions: its words, and its domain type when the text makes it clear."""
-
-    id: str
-    text: str
-    type: str | None = None
-
-
-@dataclass(frozen=True)
-class QueryEdge:
-    """A relation the text states between two mentioned things (`relation` in domain vocabulary if known)."""
-
-    source: str
-    relation: str
-    target: str
-
-
-@dataclass(frozen=True)
-class QueryGraph:
-    """The small graph a text describes, matched against memory by search-based retrieval."""
-
-    nodes: tuple[QueryNode, ...] = ()
-    edges: tuple[QueryEdge, ...] = ()
 
 
 @runtime_checkable

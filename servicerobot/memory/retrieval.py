@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from servicerobot.language.interpreter import QueryEdge, QueryGraph, QueryNode
 from servicerobot.memory.graph import KnowledgeGraph
+from servicerobot.memory.query import QueryEdge, QueryGraph, QueryNode
 from servicerobot.memory.similarity import STOP_WORDS, LexicalSimilarity, Similarity, stem
 from servicerobot.pddl import Atom
 
