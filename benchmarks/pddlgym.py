@@ -236,6 +236,7 @@ def agreement(steps: int, seconds: int, only: list[str] | None = None) -> dict:
                 out[name] = f"pddlgym failed: {type(error).__name__}: {str(error)[:120]}"
             finally:
                 signal.setitimer(signal.ITIMER_PROF, 0)
+            print(f"[agreement] {name}: {out[name]}", file=sys.stderr, flush=True)
     finally:
         signal.signal(signal.SIGPROF, previous)
     counts: dict[str, int] = {}
