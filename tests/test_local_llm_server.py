@@ -138,13 +138,22 @@ def test_resident_proxy_keeps_one_context_per_slot(monkeypatch):
 
     loaded = []
 
+    import llama_cpp._internals as internals
+
+    weights = object()
+
     class Fake:
         def __init__(self, alias):
             self.alias, self.closed = alias, False
+            # a Llama builds its model through internals.LlamaModel: the first slot loads the weights, the
+            # others get the first one's, which they must not free
+            self._model = weights if not loaded else internals.LlamaModel(path_model="x.gguf")
             loaded.append(alias)
 
         def close(self):
             self.closed = True
+            if self._model is not weights:
+                self._model.close()
 
     monkeypatch.setattr(LlamaProxy, "load_llama_from_model_settings", staticmethod(lambda s: Fake(s.model_alias)))
     proxy = slot_server._resident_proxy(threads=1, most=1)(
@@ -154,6 +163,8 @@ def test_resident_proxy_keeps_one_context_per_slot(monkeypatch):
     assert proxy("m/kind") is kind and proxy("m/update") is update and not kind.closed  # kept, not swapped
     assert proxy("m/other") is proxy("m") is proxy(None) and proxy("m").alias == "m"  # unknown: the default
     assert loaded == ["m", "m/kind", "m/update"]  # each loaded once, on first use
+    assert kind._model._shared is weights and update._model._shared is weights  # one copy of the weights
+    assert internals.LlamaModel is not None and internals.LlamaModel.__name__ == "LlamaModel"  # restored
     proxy.free()
     assert kind.closed and update.closed
 
