@@ -24,10 +24,10 @@ from functools import cache
 from servicerobot.language.interpreter import Context
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom, Domain
-from servicerobot.pddl.model import AddEffect, DelEffect, ForallEffect, WhenEffect
+from servicerobot.pddl.model import AddEffect, DelEffect, ForallEffect, WhenEffect, effect_predicates
 
-__all__ = ["Signatures", "delta_candidates", "goal_candidates", "merge", "never_reported", "relevance", "signatures",
-           "words"]
+__all__ = ["Signatures", "delta_candidates", "goal_candidates", "is_fixed", "merge", "never_reported", "relevance",
+           "signatures", "static_predicates", "words"]
 
 # Household words people use for a thing under another name (both sides are stems, see `_stem`).
 _SYNONYMS = {
@@ -159,7 +159,8 @@ def _type_of(context: Context, name: str) -> str:
     return str(context.entities.get(name, {}).get("type", "object"))
 
 
-def _fixed(context: Context, name: str) -> bool:
+def is_fixed(context: Context, name: str) -> bool:
+    """Rooms and fixtures (entities placed in a room for good)."""
     info = context.entities.get(name, {})
     return info.get("type") == "room" or bool(info.get("room"))
 
@@ -223,17 +224,21 @@ def goal_candidates(context: Context, names: Sequence[str], facts: Iterable[Atom
 _PLACES = ("on", "inside", "held-by")  # where an item is: exactly one of these holds
 
 
+def static_predicates(domain: Domain) -> frozenset[str]:
+    """Predicates no action changes (room links, what chills)."""
+    return frozenset(domain.predicates) - effect_predicates(
+        tuple(e for action in domain.actions.values() for e in action.effects))
+
+
 def never_reported(context: Context) -> set[str]:
     """Predicates no person changes: those no action changes whose arguments are only ever fixed things
     (rooms, fixtures: room links, what chills). One about things that move (`broken`) people do report."""
-    domain, sig = context.domain, signatures(context.domain)
-    changed = set(sig.add) | set(sig.delete)
+    domain = context.domain
     moving = {str(info.get("type", "object")) for info in context.entities.values()
               if info.get("type") != "room" and not info.get("room")}
     out = set()
-    for pred, decl in domain.predicates.items():
-        if pred in changed:
-            continue
+    for pred in static_predicates(domain):
+        decl = domain.predicates[pred]
         if not any(m in domain.types and domain.types.is_subtype(m, t) for _, t in decl.params for m in moving):
             out.add(pred)
     return out
@@ -276,7 +281,7 @@ def delta_candidates(context: Context, names: Sequence[str], facts: Iterable[Ato
             targets = [r for r in targets if r in set(rooms)]
         for who in movers:
             mobile = types.is_subtype(_type_of(context, who), "person") if "person" in types \
-                else not _fixed(context, who)
+                else not is_fixed(context, who)
             if not mobile:
                 continue
             old = frozenset(a for a in where.get(who, []) if a.predicate == "in-room")

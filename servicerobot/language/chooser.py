@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from servicerobot.language.base import LanguageModelError, ScoringModel, Usage
-from servicerobot.language.candidates import delta_candidates, goal_candidates, merge, relevance
+from servicerobot.language.candidates import delta_candidates, goal_candidates, merge, relevance, signatures
 from servicerobot.language.compact import SCHEMA_TITLES, compact_request, prompt_view
 from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, QueryGraph, entity_phrase
 from servicerobot.memory.triplets import Delta
@@ -93,8 +93,8 @@ class ChoosingInterpreter:
                            "tokens": scored.prompt_tokens + scored.candidate_tokens})
         return scored.totals()
 
-    def _choose(self, kind: str, messages: list, options: list, render) -> tuple[object, float]:
-        """The most likely option and its log-probability."""
+    def _choose(self, kind: str, messages: list, options: list, render) -> tuple[object, float, list[float]]:
+        """The most likely option, its log-probability, and every option's."""
         totals = self._score(kind, messages, [render(o) for o in options])
         best = max(range(len(options)), key=lambda i: totals[i])
         return options[best], totals[best], totals
@@ -116,15 +116,16 @@ class ChoosingInterpreter:
 
     def interpret_task(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> str:
         """The likeliest goal among the enumerated ones and conjunctions of the best few."""
-        messages, _ = compact_request("task", text, speaker, context, max_facts=self.max_facts)
-        _, names = prompt_view(context, text, speaker, self.max_facts)
-        options = goal_candidates(context, names)
+        rel = relevance(context, text, speaker)
+        view = prompt_view(context, text, speaker, self.max_facts, rel)
+        messages, _ = compact_request("task", text, speaker, context, max_facts=self.max_facts, view=view)
+        options = goal_candidates(context, view[1])
         if feedback:  # a goal the planner or parser refused: never offer it again
             refused = " ".join(feedback)
             options = [g for g in options if g not in refused] or options
         if not options:
             return self._generate("interpret_task", text, speaker, context, feedback)
-        options = self._ranked(options, _args, relevance(context, text, speaker))
+        options = self._ranked(options, _args, rel)
         best, best_lp, totals = self._choose("task", messages, options, format_goal)
         top = [options[i] for i in sorted(range(len(options)), key=lambda i: -totals[i])[:_PAIRS_FROM]
                if totals[i] > float("-inf")]
@@ -137,9 +138,10 @@ class ChoosingInterpreter:
 
     def interpret_update(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> Delta:
         """The likeliest change among the enumerated ones and unions of the best few."""
-        messages, _ = compact_request("update", text, speaker, context, max_facts=self.max_facts)
-        _, names = prompt_view(context, text, speaker, self.max_facts)
         rel = relevance(context, text, speaker)
+        view = prompt_view(context, text, speaker, self.max_facts, rel)
+        messages, _ = compact_request("update", text, speaker, context, max_facts=self.max_facts, view=view)
+        names = view[1]
         named_rooms = [n for n in rel if context.entities[n].get("type") == "room"]
         options = delta_candidates(context, _focus(context, names, rel), rooms=named_rooms)
         refused = self._refused(text, feedback)
@@ -215,8 +217,6 @@ def _focus(context: Context, names: Sequence[str], rel: dict[str, float]) -> lis
 def _kept_true(context: Context, goals: Sequence[str]) -> list[str]:
     """One-argument facts false now about the things `goals` name that an action could make true (a wash
     makes clothes wet): `(not (wet jeans_2))`, for a request to keep them so ("clean and dry")."""
-    from servicerobot.language.candidates import signatures
-
     domain, sig = context.domain, signatures(context.domain)
     names = list(dict.fromkeys(a for g in goals for a in _args(g) if a in context.entities))
     out = []

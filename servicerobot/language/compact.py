@@ -17,11 +17,10 @@ from functools import cache
 from importlib import resources
 
 from servicerobot.language.base import Message
-from servicerobot.language.candidates import relevance, signatures
+from servicerobot.language.candidates import is_fixed, relevance, signatures, static_predicates
 from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, entity_phrase
 from servicerobot.memory.triplets import atom_to_triplet
 from servicerobot.pddl import Atom, Domain
-from servicerobot.pddl.model import AddEffect, DelEffect
 
 __all__ = ["COMPACT_PROMPTS", "SCHEMA_TITLES", "compact_prefix", "compact_request", "load_turns", "shown_entities"]
 
@@ -60,32 +59,13 @@ def _person(entities: Mapping[str, Mapping], speaker: str) -> str | None:
     return None
 
 
-def _static_predicates(domain: Domain) -> frozenset[str]:
-    """Predicates no action changes (room links, what chills): nothing a person reports changes them."""
-    changed: set[str] = set()
-    stack = [e for action in domain.actions.values() for e in action.effects]
-    while stack:
-        effect = stack.pop()
-        if isinstance(effect, (AddEffect, DelEffect)):
-            changed.add(effect.atom.predicate)
-        else:  # forall / when: their inner effects
-            stack.extend(effect.effects)
-    return frozenset(domain.predicates) - changed
-
-
-def _fixed(context: Context, name: str) -> bool:
-    """Rooms and fixtures (entities placed in a room for good)."""
-    info = context.entities.get(name, {})
-    return info.get("type") == "room" or bool(info.get("room"))
-
-
 def _shown_facts(context: Context, rel: Mapping[str, float] | None = None) -> list[Atom]:
     """The facts worth showing: not the robot's own, not static ones, not where fixed things stand
     (a fixture's room is in its catalogue line); those about what the utterance names (`rel`) first."""
-    static = _static_predicates(context.domain)
+    static = static_predicates(context.domain)
     out = []
     for atom in context.facts:
-        if context.robot in atom.args or (atom.predicate in static and all(_fixed(context, n) for n in atom.args)):
+        if context.robot in atom.args or (atom.predicate in static and all(is_fixed(context, n) for n in atom.args)):
             continue
         if atom.predicate == "in-room" and context.entities.get(atom.args[0], {}).get("room"):
             continue
@@ -154,7 +134,7 @@ def _typed_atoms(context: Context, names: Sequence[str], skip: frozenset[str]) -
     out = []
     for pred, decl in context.domain.predicates.items():
         args = [by_type.get(t, []) for _, t in decl.params]
-        if pred in skip and all(_fixed(context, n) for a in args for n in a):
+        if pred in skip and all(is_fixed(context, n) for a in args for n in a):
             continue  # a static relation among fixed things (room links): nobody changes it
         if 1 <= len(args) <= 2 and all(args):
             out.append((pred, args))
@@ -164,7 +144,7 @@ def _typed_atoms(context: Context, names: Sequence[str], skip: frozenset[str]) -
 def _update_schema(context: Context, names: list[str]) -> dict:
     options = []
     types = context.domain.types
-    for pred, args in _typed_atoms(context, names, _static_predicates(context.domain)):
+    for pred, args in _typed_atoms(context, names, static_predicates(context.domain)):
         if pred == "in-room" and "person" in types:  # people report where they went, not where things are
             args = [[n for n in args[0] if types.is_subtype(context.entities[n].get("type", "object"), "person")],
                     args[1]]
@@ -236,16 +216,19 @@ def compact_prefix(prompt: str, domain: Domain, robot: str = "robot", limit: int
     return [{"role": role, "content": template.safe_substitute(values)} for role, template in load_turns(prompt)[:-1]]
 
 
-def prompt_view(context: Context, text: str, speaker: str, max_facts: int = 300) -> tuple[list[Atom], list[str]]:
-    """The facts and the entity names an update or task prompt shows for `text`."""
-    rel = relevance(context, text, speaker)
+def prompt_view(context: Context, text: str, speaker: str, max_facts: int = 300,
+                rel: Mapping[str, float] | None = None) -> tuple[list[Atom], list[str]]:
+    """The facts and the entity names an update or task prompt shows for `text` (`rel`: its `relevance`,
+    when the caller has it already)."""
+    rel = relevance(context, text, speaker) if rel is None else rel
     facts = _shown_facts(context, rel)[:max_facts]
     return facts, shown_entities(context, speaker, facts, rel=rel)
 
 
 def compact_request(prompt: str, text: str, speaker: str, context: Context | None, *, max_facts: int = 300,
-                    limit: int = 40) -> tuple[list[Message], dict]:
-    """The messages and the JSON schema of one compact request (`prompt` is one of `COMPACT_PROMPTS`)."""
+                    limit: int = 40, view: tuple[list[Atom], list[str]] | None = None) -> tuple[list[Message], dict]:
+    """The messages and the JSON schema of one compact request (`prompt` is one of `COMPACT_PROMPTS`);
+    `view` is the update or task prompt's `prompt_view`, when the caller has it already."""
     if prompt not in COMPACT_PROMPTS:
         raise ValueError(f"no compact prompt {prompt!r}; choose from {', '.join(COMPACT_PROMPTS)}")
     values = {"text": text.strip(), "speaker": speaker or "Someone"}
@@ -256,7 +239,7 @@ def compact_request(prompt: str, text: str, speaker: str, context: Context | Non
         domain = context.domain
         values.update(_fixed_values(domain, context.robot, limit))
         if prompt in ("update", "task"):
-            facts, names = prompt_view(context, text, speaker, max_facts)
+            facts, names = view if view is not None else prompt_view(context, text, speaker, max_facts)
             values.update(entities=_catalogue(context.entities, names), facts=_facts(facts, max_facts))
             if prompt == "update":
                 schema = _update_schema(context, names)

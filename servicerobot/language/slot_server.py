@@ -133,8 +133,6 @@ def add_score_route(app, threads: int, most: int, verbose: bool = False) -> None
     "messages": [...], "answers": ["...", ...]}` -> `{"logprobs": [[per token], ...], "usage": {...}}`, each
     answer scored as the assistant's whole reply (`servicerobot.language.scoring`). Each slot scores in a
     context of its own beside its chat context, so its prompt prefix stays evaluated between calls."""
-    import time as _time
-
     from fastapi import Body, Depends, HTTPException
     from llama_cpp.server.app import get_llama_proxy
     from starlette.concurrency import run_in_threadpool
@@ -151,12 +149,12 @@ def add_score_route(app, threads: int, most: int, verbose: bool = False) -> None
             scorer = scorers[alias] = CandidateScorer(llama, n_ctx=4096, n_batch=512, threads=threads or 1)
         n = threads or _threads_for_now(most)
         scorer.set_threads(n)
-        t0 = _time.perf_counter()
+        t0 = time.perf_counter()
         scored = scorer.score(messages, answers, beam=beam)
         if verbose:
             print(f"score {alias}: {len(answers)} answers, {scored.prompt_tokens} prompt + "
                   f"{scored.candidate_tokens} candidate tokens, {n} thread(s), "
-                  f"{_time.perf_counter() - t0:.2f} s", file=sys.stderr, flush=True)
+                  f"{time.perf_counter() - t0:.2f} s", file=sys.stderr, flush=True)
         return {"model": alias, "logprobs": scored.logprobs,
                 "usage": {"prompt_tokens": scored.prompt_tokens, "candidate_tokens": scored.candidate_tokens,
                           "completion_tokens": 0}}
