@@ -109,7 +109,8 @@ def test_people_move_only_to_rooms_the_words_name(place):
     (the model had taken 13 of 65 paraphrased updates for the speaker walking to another room)."""
     from servicerobot.language.chooser import ChoosingInterpreter
 
-    for item_id, moves in (("u21", 0), ("u49", 1)):  # u49: "Off to the living room I go."
+    # u49: "Off to the living room I go."; u54: "Hiro is back in his bedroom." (a possessive room name)
+    for item_id, moves in (("u21", 0), ("u49", 1), ("u54", 2)):  # u54: the speaker or Hiro
         item = _item(item_id)
         context = place.context(item)
         model = Prefers()

@@ -84,7 +84,8 @@ def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
         noun = [w for w in noun if w not in ("pair", "of", "the", "a")]
         score = 0.0
         if typ in ("person", "room"):
-            name_words = [_stem(w) for w in _WORD.findall(str(info.get("name") or info.get("noun") or name).lower())]
+            name_words = [_stem(w) for w in _WORD.findall(str(info.get("name") or info.get("noun") or name).lower())
+                          if w != "s"]  # "Hiro's bedroom": the possessive is no word of its own
             if name_words and all(w in said for w in name_words):
                 score += 3.0
             elif typ == "person" and name.lower() == me:
