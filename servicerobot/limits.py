@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import reprlib
 import stat
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
 from servicerobot.errors import ServiceRobotError
 
-__all__ = ["EXCERPT_CHARS", "excerpt", "open_bounded", "read_bounded", "read_text_bounded", "shorten"]
+__all__ = ["EXCERPT_CHARS", "excerpt", "expanded_size", "open_bounded", "read_bounded", "read_text_bounded",
+           "shorten"]
 
 EXCERPT_CHARS = 80  # what an error message quotes of a value it complains about
 
@@ -95,3 +97,34 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return "special file"
+
+
+def expanded_size(value: Any, parts: Callable[[Any], tuple[int, Iterable[Any] | None]], *, limit: int,
+                  max_depth: int, too_big: Callable[[], Exception], too_deep: Callable[[], Exception]) -> int:
+    """The size of `value` expanded as a tree (an object shared many times counts at each use), computed
+    visiting each object once: YAML aliases or a pickle's shared references can expand a small file
+    exponentially. `parts(x)` gives x's own weight and its children (None for a leaf, whose size is its
+    weight); past `limit` or deeper than `max_depth` the walk raises `too_big()` / `too_deep()`."""
+    sizes: dict[int, int] = {}
+    keep = []  # the ids memoised must stay distinct: hold their objects until the walk ends
+
+    def walk(x: Any, depth: int) -> int:
+        if depth > max_depth:
+            raise too_deep()
+        known = sizes.get(id(x))
+        if known is not None:
+            return known
+        weight, children = parts(x)
+        if children is None:
+            return weight
+        total = weight
+        for child in children:
+            total += walk(child, depth + 1)
+            if total > limit:
+                raise too_big()
+        sizes[id(x)] = total
+        keep.append(x)
+        return total
+
+    return walk(value, 0)
+

@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 from servicerobot.errors import ServiceRobotError
-from servicerobot.limits import excerpt, read_text_bounded, shorten
+from servicerobot.limits import excerpt, expanded_size, read_text_bounded, shorten
 
 __all__ = ["AGENT_OPTIONS", "INTERPRETERS", "LLM_OPTIONS", "MAX_EPISODES", "ConfigError", "EnvConfig",
            "EpisodeSpec", "ExperimentConfig", "check_agent", "load_config", "parse_config", "shipped_configs"]
@@ -135,27 +135,15 @@ def load_config(name_or_path: str | Path) -> ExperimentConfig:
 def _check_size(data: Any, source: str) -> None:
     """Refuse YAML whose aliases expand it past `_MAX_NODES` (one anchor used over and over: a "billion
     laughs") or nest it deeper than `_MAX_DEPTH`: each node is visited once, its expanded size memoised."""
-    sizes: dict[int, int] = {}
-    keep = []
-
-    def size(x: Any, depth: int) -> int:
-        if depth > _MAX_DEPTH:
-            raise ConfigError(f"{source}: the config is nested more than {_MAX_DEPTH} levels deep")
+    def parts(x: Any):
         if not isinstance(x, (dict, list)):
-            return 1
-        if id(x) in sizes:
-            return sizes[id(x)]
-        total = 1
-        for child in (y for kv in x.items() for y in kv) if isinstance(x, dict) else x:
-            total += size(child, depth + 1)
-            if total > _MAX_NODES:
-                raise ConfigError(f"{source}: the config expands to more than {_MAX_NODES:,} values (YAML aliases "
-                                  "used over and over?); an experiment grid is far smaller")
-        sizes[id(x)] = total
-        keep.append(x)
-        return total
+            return 1, None
+        return 1, ((y for kv in x.items() for y in kv) if isinstance(x, dict) else x)
 
-    size(data, 0)
+    expanded_size(data, parts, limit=_MAX_NODES, max_depth=_MAX_DEPTH,
+                  too_big=lambda: ConfigError(f"{source}: the config expands to more than {_MAX_NODES:,} values "
+                                              "(YAML aliases used over and over?); an experiment grid is far smaller"),
+                  too_deep=lambda: ConfigError(f"{source}: the config is nested more than {_MAX_DEPTH} levels deep"))
 
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser, when PyYAML has it: ~5x faster

@@ -23,7 +23,7 @@ import numpy as np
 
 from servicerobot.errors import SceneError
 from servicerobot.files import write_atomic
-from servicerobot.limits import excerpt, open_bounded, read_text_bounded, shorten
+from servicerobot.limits import excerpt, expanded_size, open_bounded, read_text_bounded, shorten
 from servicerobot.pddl import Atom
 from servicerobot.scenes.gibson_classes import (
     CLASS_TO_TYPE,
@@ -467,38 +467,24 @@ def _check_plain(value: Any, where: str) -> None:
 
     A pickle can share one object many times (a list holding the same list 50 times, 7 levels deep, is a
     1 kB file that expands to 50**7 nodes); each object is visited once and its expanded weight memoised."""
-    weights: dict[int, int] = {}
-    keep = []  # the ids memoised must stay distinct: hold their objects until the walk ends
-
-    def weigh(x: Any, depth: int) -> int:
-        if depth > _MAX_DEPTH:
-            raise SceneError(f"{where}: nested too deeply for a scene graph (more than {_MAX_DEPTH} levels)")
+    def parts(x: Any):
         if x is None or isinstance(x, (bool, int, float, np.generic)):
-            return 1
+            return 1, None
         if isinstance(x, (str, bytes)):
-            return 1 + len(x)
-        known = weights.get(id(x))
-        if known is not None:
-            return known
+            return 1 + len(x), None
         if isinstance(x, np.ndarray):
-            children = x.reshape(-1) if x.dtype == object else ()
-        elif isinstance(x, dict):
-            children = [y for kv in x.items() for y in kv]
-        elif isinstance(x, (list, tuple)):
-            children = x
-        else:
-            raise SceneError(f"{where}: holds a {type(x).__name__}, not plain scene-graph data")
-        total = 1
-        for child in children:
-            total += weigh(child, depth + 1)
-            if total > MAX_PLAIN_WEIGHT:
-                raise SceneError(f"{where}: 'output' expands to more than {MAX_PLAIN_WEIGHT:,} values and characters "
-                                 "(objects shared over and over); a scene graph is far smaller")
-        weights[id(x)] = total
-        keep.append(x)
-        return total
+            return 1, (x.reshape(-1) if x.dtype == object else ())
+        if isinstance(x, dict):
+            return 1, [y for kv in x.items() for y in kv]
+        if isinstance(x, (list, tuple)):
+            return 1, x
+        raise SceneError(f"{where}: holds a {type(x).__name__}, not plain scene-graph data")
 
-    weigh(value, 0)
+    expanded_size(value, parts, limit=MAX_PLAIN_WEIGHT, max_depth=_MAX_DEPTH,
+                  too_big=lambda: SceneError(f"{where}: 'output' expands to more than {MAX_PLAIN_WEIGHT:,} values and "
+                                             "characters (objects shared over and over); a scene graph is far smaller"),
+                  too_deep=lambda: SceneError(f"{where}: nested too deeply for a scene graph (more than {_MAX_DEPTH} "
+                                              "levels)"))
 
 
 def _read_npz_output(path: Path) -> dict:
