@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from servicerobot.envs.context_matters import generate_instance, read_split, write_split
 from servicerobot.errors import SceneError
 from servicerobot.limits import excerpt, read_bounded
-from servicerobot.scenes import gibson
+from servicerobot.scenes import gibson_files
 from servicerobot.scenes.gibson import load_3dsg
 
 
@@ -78,21 +78,21 @@ def test_a_shared_string_counts_once_per_use():
     """Sharing a long string is as much a bomb as sharing a list: its characters count at every use."""
     big = "x" * 1_000_000
     with pytest.raises(SceneError, match="expands to more than"):
-        gibson._check_plain({"room": {}, "object": {}, "a": [big] * 60}, "f.npz")
-    gibson._check_plain({"room": {}, "object": {}, "a": [big] * 40}, "f.npz")  # 40 M characters: fine
+        gibson_files._check_plain({"room": {}, "object": {}, "a": [big] * 60}, "f.npz")
+    gibson_files._check_plain({"room": {}, "object": {}, "a": [big] * 40}, "f.npz")  # 40 M characters: fine
 
 
 def test_a_reference_cycle_is_refused_as_too_deep():
     loop: list = []
     loop.append(loop)
     with pytest.raises(SceneError, match="nested too deeply"):
-        gibson._check_plain({"a": loop}, "f.npz")
+        gibson_files._check_plain({"a": loop}, "f.npz")
 
 
 def test_a_zip_bomb_is_refused_before_inflating(tmp_path, monkeypatch):
     """Issue 25 item 4: the member's size is checked before it is inflated, and inflating stops at the cap
     even when the header understates the size. (The cap is lowered so that the test file stays small.)"""
-    monkeypatch.setattr(gibson, "MAX_OUTPUT_BYTES", 1 << 20)
+    monkeypatch.setattr(gibson_files, "MAX_OUTPUT_BYTES", 1 << 20)
     header = _npy({"room": {}, "object": {}})
     path = _npz_with_output(tmp_path / "zip.npz", header + b"\0" * (16 << 20))
     assert path.stat().st_size < 100_000
@@ -133,7 +133,7 @@ def test_an_archive_of_many_members_is_refused_before_listing_them(tmp_path):
 def test_a_file_over_the_size_cap_is_refused_without_reading_it(tmp_path):
     path = tmp_path / "huge.npz"
     with open(path, "wb") as fh:  # sparse: no disk used
-        fh.truncate(gibson.MAX_NPZ_BYTES + 1)
+        fh.truncate(gibson_files.MAX_NPZ_BYTES + 1)
     tracemalloc.start()
     with pytest.raises(SceneError, match=r"huge\.npz: the 3DSG \.npz file is 268,435,457 bytes, over the limit"):
         load_3dsg(path)

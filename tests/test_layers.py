@@ -33,10 +33,6 @@ KNOWN_UPWARD = {
 KNOWN_CIRCLES: set[frozenset[str]] = {
     # graph.py and verifier.py name each other; memory/ is edited elsewhere
     frozenset({"servicerobot/memory/graph.py", "servicerobot/memory/verifier.py"}),
-    # the real-3DSG loader (387678d) and gibson.py call each other through lazy imports; gibson.py is being
-    # split elsewhere (move the shared helpers into one of the two, or a third module)
-    frozenset({"servicerobot/scenes/gibson.py", "servicerobot/scenes/real_3dsg.py"}),
-    frozenset({"servicerobot/scenes/gibson_classes.py", "servicerobot/scenes/open_vocab.py"}),
 }
 
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from servicerobot.scenes.gibson_classes import CLASS_TO_TYPE, EXCLUDED, class_key
+from servicerobot.scenes.class_table import CLASS_TO_TYPE, EXCLUDED, class_key
 
 __all__ = ["STATE_WORDS", "UNLABELLED", "WORD_TYPES", "ClassTyping", "WordCharSimilarity", "type_class"]
 

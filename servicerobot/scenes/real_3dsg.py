@@ -26,7 +26,10 @@ from typing import Any
 import numpy as np
 
 from servicerobot.errors import SceneError
+from servicerobot.limits import excerpt
 from servicerobot.scenes.gibson_classes import GENERATED_CLASSES, ITEM_TYPES, ROOM_CATEGORIES, class_key
+from servicerobot.scenes.gibson_files import MAX_JSON_BYTES, _geometry, _int, _read_npz_output, _strings
+from servicerobot.scenes.graph3d import Object3D, Room3D, SceneGraph3D, fill_geometry
 from servicerobot.scenes.open_vocab import UNLABELLED, ClassTyping, type_class
 
 __all__ = ["NEAR_ROOM", "LoadReport", "graph_from_records", "load_scene", "prior_chars",
@@ -131,22 +134,20 @@ def _floor(rec: dict) -> str:
 
 def _parse(name: str, rooms: Any, objects: Any, where: str, room_key: str, class_field: str,
            report: LoadReport) -> _Parsed:
-    from servicerobot.scenes import gibson as g
-
     if not isinstance(rooms, dict) or not isinstance(objects, dict):
         raise SceneError(f"{where}: 'room(s)' and 'object(s)' must be dicts keyed by id")
-    sg = g.SceneGraph3D(name)
+    sg = SceneGraph3D(name)
     room_geometry = True
     for key, rec in rooms.items():
-        w = f"{where}: room {g.excerpt(key, 40) if isinstance(key, str) else g.excerpt(key)}"
+        w = f"{where}: room {excerpt(key, 40) if isinstance(key, str) else excerpt(key)}"
         if not isinstance(rec, dict):
             raise SceneError(f"{w} must be a dict, got {type(rec).__name__}")
-        rid = g._int(rec.get("id", key), f"{w} id")
+        rid = _int(rec.get("id", key), f"{w} id")
         raw = rec.get(room_key)
         category = "room" if _missing(raw) else str(raw)
         if _missing(raw):
             report.notes.append(f"room {rid} has no {room_key!r}; called 'room'")
-        geo = g._geometry(rec, w)
+        geo = _geometry(rec, w)
         room_geometry &= geo is not None and all(geo[1])
         loc, size = geo if geo else ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
         area = rec.get("floor_area")
@@ -154,19 +155,19 @@ def _parse(name: str, rooms: Any, objects: Any, where: str, room_key: str, class
             area = float(area) if area is not None and math.isfinite(float(area)) else 0.0
         except (TypeError, ValueError):
             area = 0.0
-        room = g.Room3D(rid, category, "" if _missing(rec.get("label")) else str(rec.get("label")), loc, size,
-                        area, floor=_floor(rec))
+        room = Room3D(rid, category, "" if _missing(rec.get("label")) else str(rec.get("label")), loc, size,
+                      area, floor=_floor(rec))
         sg.rooms[rid] = room
         if class_key(category) not in ROOM_CATEGORIES:  # kept as a room, and reported
             report.unknown_room_categories.setdefault(category, []).append(room.label)
     pending, no_location = [], set()
     for key, rec in objects.items():
-        w = f"{where}: object {g.excerpt(key, 40) if isinstance(key, str) else g.excerpt(key)}"
+        w = f"{where}: object {excerpt(key, 40) if isinstance(key, str) else excerpt(key)}"
         try:  # one bad object record is refused alone, with the reason; the building loads
             _parse_object(key, rec, w, class_field, sg, report, pending, no_location)
         except SceneError as error:
             raw = rec.get(class_field) if isinstance(rec, dict) else None
-            report.refused.append({"object": key if isinstance(key, (int, str)) else g.excerpt(key),
+            report.refused.append({"object": key if isinstance(key, (int, str)) else excerpt(key),
                                    "label": "", "class": "" if _missing(raw) else str(raw)[:80],
                                    "reason": str(error).removeprefix(f"{w} ").removeprefix(f"{w}: ")})
     return _Parsed(sg, pending, no_location, room_geometry and bool(sg.rooms))
@@ -174,15 +175,13 @@ def _parse(name: str, rooms: Any, objects: Any, where: str, room_key: str, class
 
 def _parse_object(key: Any, rec: Any, w: str, class_field: str, sg, report: LoadReport, pending: list,
                   no_location: set[int]) -> None:
-    from servicerobot.scenes import gibson as g
-
     if not isinstance(rec, dict):
         raise SceneError(f"{w} must be a dict, got {type(rec).__name__}")
-    oid = g._int(rec.get("id", key), f"{w} id")
+    oid = _int(rec.get("id", key), f"{w} id")
     raw_class = rec.get(class_field, rec.get("class", rec.get("class_")))
-    geo = g._geometry(rec, w)
-    affordances = g._strings(rec.get("action_affordance"), f"{w} action_affordance")
-    materials = g._strings(rec.get("material"), f"{w} material")
+    geo = _geometry(rec, w)
+    affordances = _strings(rec.get("action_affordance"), f"{w} action_affordance")
+    materials = _strings(rec.get("material"), f"{w} material")
     if _missing(raw_class):
         class_ = UNLABELLED
         report.unlabelled.append(oid)
@@ -198,12 +197,12 @@ def _parse_object(key: Any, rec: Any, w: str, class_field: str, sg, report: Load
     parent = None
     if not _missing(raw_parent):
         try:
-            parent = g._int(raw_parent, f"{w} parent_room")
+            parent = _int(raw_parent, f"{w} parent_room")
         except SceneError:
             parent = None
     label = "" if _missing(rec.get("label")) else str(rec.get("label"))
-    obj = g.Object3D(oid, class_, label, parent if parent is not None else 0, loc, size, affordances, materials,
-                     "" if _missing(rec.get("description")) else str(rec.get("description")))
+    obj = Object3D(oid, class_, label, parent if parent is not None else 0, loc, size, affordances, materials,
+                   "" if _missing(rec.get("description")) else str(rec.get("description")))
     if parent is None or parent not in sg.rooms:
         pending.append((obj, raw_parent, geo is not None))
     else:
@@ -250,8 +249,6 @@ def room_at(sg, point, near: float = NEAR_ROOM) -> tuple[int | None, str]:
 
 
 def _finish(parsed: _Parsed, report: LoadReport, similarity=None):
-    from servicerobot.scenes import gibson as g
-
     sg = parsed.sg
     for obj, raw, has_location in parsed.pending:
         said = "no parent_room" if _missing(raw) else f"parent_room {raw!r} is not a room id"
@@ -272,7 +269,7 @@ def _finish(parsed: _Parsed, report: LoadReport, similarity=None):
         boxed = sum(bool(all(r.size)) for r in sg.rooms.values())
         report.geometry = "synthetic" if not boxed else f"{report.geometry}, {len(sg.rooms) - boxed} room(s) laid out"
     if not parsed.room_geometry or laid:
-        sg = g._fill_geometry(sg)
+        sg = fill_geometry(sg)
     for obj in sg.objects.values():
         key = class_key(obj.class_)
         if key not in report.typing:
@@ -291,12 +288,10 @@ def graph_from_records(name: str, rooms: Any, objects: Any, where: str, room_key
 
 
 def _read_json_scene(path: Path) -> dict:
-    from servicerobot.scenes import gibson as g
-
     try:
         from servicerobot.limits import read_text_bounded
 
-        text = read_text_bounded(path, getattr(g, "MAX_JSON_BYTES", 64 << 20), "Context Matters scene .json",
+        text = read_text_bounded(path, MAX_JSON_BYTES, "Context Matters scene .json",
                                  SceneError)
     except ImportError:  # pragma: no cover - older trees without servicerobot.limits
         text = path.read_text(encoding="utf-8")
@@ -388,8 +383,6 @@ def load_scene(paths: str | Path | Iterable[str | Path], similarity=None):
     Raises:
         SceneError: a file is missing, unreadable or not a scene graph (the message names it).
     """
-    from servicerobot.scenes import gibson as g
-
     items = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
     npz = [p for p in items if p.suffix == ".npz"]
     jsons = [p for p in items if p.suffix == ".json"]
@@ -401,7 +394,7 @@ def load_scene(paths: str | Path | Iterable[str | Path], similarity=None):
     report = LoadReport([str(p) for p in npz + jsons])
     if npz:
         path = npz[0]
-        data = g._read_npz_output(path)
+        data = _read_npz_output(path)
         for key in ("room", "object"):
             if key not in data:
                 raise SceneError(f"{path}: 'output' lacks the {key!r} dict (keys: {sorted(map(str, data))[:10]})")
