@@ -213,10 +213,32 @@ def test_evaluate_with_planner() -> None:
         driver_path()
     except Exception:  # noqa: BLE001
         pytest.skip("Fast Downward is not installed")
+    from servicerobot.planners import evaluate as evaluate_with_planner
+
     target = bw("a b", SYM, "(on a b)")
-    assert evaluate(bw("a b", SYM, "(on b a)"), target, BW) == EvaluationResult(True, True, True)
-    result = evaluate(bw("a b", SYM, "(and (on a b) (on b a))"), target, BW)
+    assert evaluate_with_planner(bw("a b", SYM, "(on b a)"), target, BW) == EvaluationResult(True, True, True)
+    result = evaluate_with_planner(bw("a b", SYM, "(and (on a b) (on b a))"), target, BW)
     assert result == EvaluationResult(True, False, False)
+
+
+def test_evaluate_takes_the_solvable_check_from_the_caller() -> None:
+    """The PDDL layer has no planner: `evaluate` asks the solver it is given, with the domain and the source's
+    text, and refuses to guess when asked to check without one."""
+    target = bw("a b", SYM, "(on a b)")
+    source = bw("p q", rename(SYM, {"a": "p", "b": "q"}), "(on q p)")
+    asked = []
+
+    def solver(domain_text: str, problem_text: str) -> bool:
+        asked.append((domain_text, problem_text))
+        return "(on q p)" in problem_text
+
+    assert evaluate(source, target, BW, solver=solver) == EvaluationResult(True, True, True)
+    assert asked == [(BW, source)]
+    assert evaluate(source, target, BW, solver=lambda d, p: False) == EvaluationResult(True, False, True)
+    assert evaluate("(define (problem", target, BW, solver=solver) == EvaluationResult(False, False, False)
+    assert len(asked) == 1  # an unparseable source is never handed to the solver
+    with pytest.raises(TypeError, match="servicerobot.planners.evaluate"):
+        evaluate(source, target, BW)
 
 
 def test_cli(tmp_path, capsys) -> None:

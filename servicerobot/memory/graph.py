@@ -23,6 +23,7 @@ from servicerobot.errors import ServiceRobotError
 from servicerobot.files import write_atomic
 from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.memory.triplets import Delta, Triplet, atom_to_triplet, triplet_to_atom
+from servicerobot.memory.verifier import Verifier
 from servicerobot.pddl import Atom, Domain
 
 __all__ = ["KnowledgeGraph", "MemoryFileError", "UpdateRecord"]
@@ -302,8 +303,6 @@ class KnowledgeGraph:
 
     @classmethod
     def _from_json(cls, data: dict, domain: Domain) -> KnowledgeGraph:
-        from servicerobot.memory.verifier import Verifier  # the verifier imports this module
-
         robot, entities, facts, history = data["robot"], data["entities"], data["facts"], data["history"]
         if not isinstance(robot, str) or not isinstance(entities, dict) or not isinstance(facts, list) \
                 or not isinstance(history, list):

@@ -10,16 +10,34 @@ hand: they are the domain's mutex invariants, proved from its actions (`domain_i
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
+from typing import Protocol
 
-from servicerobot.memory.graph import KnowledgeGraph
 from servicerobot.memory.triplets import Delta, atom_to_triplet
 from servicerobot.pddl import Atom, Domain
 from servicerobot.pddl._equivalence_analysis import domain_info
 from servicerobot.pddl._suggest import did_you_mean
 
-__all__ = ["Verifier", "functional_groups"]
+__all__ = ["Beliefs", "Verifier", "functional_groups"]
 
 Member = tuple[str, int]
+
+
+class Beliefs(Protocol):
+    """What the verifier reads of a memory (`servicerobot.memory.graph.KnowledgeGraph` has it): the facts
+    held, the facts about an entity, and the entities with their types. The verifier names no memory class,
+    so the graph can use the verifier without the two modules importing each other."""
+
+    @property
+    def objects(self) -> Iterable[str]: ...
+
+    def __contains__(self, atom: object) -> bool: ...
+
+    def facts_about(self, entity: str) -> Iterable[Atom]: ...
+
+    def has_entity(self, name: str) -> bool: ...
+
+    def type_of(self, name: str) -> str: ...
 
 
 def _groups_for(domain: Domain) -> tuple[tuple[Member, ...], ...]:
@@ -60,7 +78,7 @@ class Verifier:
             for predicate, position in members:
                 self._group_of[predicate].append((gi, position))
 
-    def check(self, delta: Delta, memory: KnowledgeGraph) -> list[str]:
+    def check(self, delta: Delta, memory: Beliefs) -> list[str]:
         """Every problem with applying `delta` to `memory`; an empty list means it may be applied."""
         problems: list[str] = []
         for atom in sorted(delta.add):
@@ -79,7 +97,7 @@ class Verifier:
         problems.extend(self._check_functional(delta, memory))
         return problems
 
-    def _believed(self, atom: Atom, memory: KnowledgeGraph) -> str:
+    def _believed(self, atom: Atom, memory: Beliefs) -> str:
         """A hint: what memory believes instead, for the same subject and predicate group."""
         related = [a for a in memory.facts_about(atom.args[0])
                    if a.predicate == atom.predicate or self._same_group(a, atom)]
@@ -91,7 +109,7 @@ class Verifier:
         ga = {gi for gi, _ in self._group_of.get(a.predicate, ())}
         return any(gi in ga for gi, _ in self._group_of.get(b.predicate, ()))
 
-    def _check_atom(self, atom: Atom, memory: KnowledgeGraph, side: str) -> list[str]:
+    def _check_atom(self, atom: Atom, memory: Beliefs, side: str) -> list[str]:
         pred = self.domain.predicates.get(atom.predicate)
         if pred is None:
             return [(f"{side} {_show(atom)}: unknown predicate {atom.predicate!r}"
@@ -114,7 +132,7 @@ class Verifier:
                                 f"must be a {typ} (allowed types: {', '.join(allowed)})")
         return problems
 
-    def _check_functional(self, delta: Delta, memory: KnowledgeGraph) -> list[str]:
+    def _check_functional(self, delta: Delta, memory: Beliefs) -> list[str]:
         """After the update, each key entity keeps at most one atom per functional group."""
         touched: set[tuple[int, str]] = set()
         for atom in delta.add:

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -99,7 +99,8 @@ class EvaluationResult:
 
     Attributes:
         parseable: the source parses against the domain and its goal can be normalised.
-        solvable: Fast Downward finds a plan and VAL validates it.
+        solvable: the solver given to `evaluate` finds a plan that a validator accepts
+            (`servicerobot.planners.evaluate`: Fast Downward and VAL).
         correct: the source is equivalent to the target.
     """
 
@@ -456,17 +457,23 @@ def evaluate(
     domain: Domain | str,
     placeholder: bool = False,
     check_solvable: bool = True,
+    solver: Callable[[str, str], bool] | None = None,
 ) -> EvaluationResult:
     """Judge a generated problem against a reference: parseable, solvable, correct.
 
     An unparseable source gives `EvaluationResult(False, False, False)`; it never raises for the
-    source. `solvable` needs Fast Downward to find a plan that VAL accepts (False when not checked).
+    source. `solvable` is `solver(domain_text, source_text)`: whether a plan exists that a validator
+    accepts. This layer has no planner: `servicerobot.planners.evaluate` passes
+    `servicerobot.planners.solvable` (Fast Downward finds a plan and VAL accepts it); with
+    `check_solvable=False` solvable is False (not checked).
 
     Raises:
         PDDLError: the target or the domain does not parse.
+        TypeError: `check_solvable` without a `solver`.
     """
-    from servicerobot.errors import ServiceRobotError
-
+    if check_solvable and solver is None:
+        raise TypeError("evaluate(check_solvable=True) needs solver=(domain_text, problem_text) -> bool; use "
+                        "servicerobot.planners.evaluate (Fast Downward and VAL), or check_solvable=False")
     dom = _as_domain(domain)
     tgt = normalise(target, dom)
     try:
@@ -475,17 +482,11 @@ def evaluate(
         return EvaluationResult(False, False, False)
     solvable = False
     if check_solvable:
-        from servicerobot.pddl.val import val_validate
         from servicerobot.pddl.writer import write_domain, write_problem
-        from servicerobot.planners import FastDownward
 
         domain_text = domain if isinstance(domain, str) else write_domain(dom)
         source_text = source if isinstance(source, str) else write_problem(src.problem)
-        try:
-            result = FastDownward().solve(domain_text, source_text)
-            solvable = result.solved and val_validate(domain_text, source_text, result.plan).valid
-        except ServiceRobotError:
-            solvable = False
+        solvable = bool(solver(domain_text, source_text))
     try:
         correct = equivalent(src, tgt, dom, placeholder)
     except GoalTooComplexError:

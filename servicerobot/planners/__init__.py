@@ -9,6 +9,7 @@ from servicerobot.pddl._suggest import did_you_mean
 from servicerobot.planners.base import Planner, PlanResult, PlanStatus
 from servicerobot.planners.builtin import BuiltinPlanner
 from servicerobot.planners.fast_downward import FastDownward
+from servicerobot.planners.planetarium import evaluate, solvable
 
 __all__ = [
     "PLANNERS",
@@ -18,7 +19,9 @@ __all__ = [
     "PlanStatus",
     "Planner",
     "UnknownPlannerError",
+    "evaluate",
     "get_planner",
+    "solvable",
 ]
 
 PLANNERS: dict[str, str] = {
