@@ -192,3 +192,107 @@ def write_dataset(root: Path, seed: int = 0) -> dict:
                 (folder / "description.txt").write_text(description + "\n")
         (root / f"{split}.json").write_text(json.dumps(doc, indent=1))
     return written
+
+
+# Domain files in Context Matters' style (one small STRIPS domain per split: a robot that moves between rooms,
+# picks things up and puts them somewhere), written here in our own words and names, so that the loader and
+# the adapter are tested on predicates they do not know in advance. Where each file goes varies as it does
+# in CM's repository: beside the split file, or inside the split folder.
+_MOVE = """
+    (:action go
+        :parameters (?r - robot ?a - room ?b - room)
+        :precondition (located ?r ?a)
+        :effect (and (not (located ?r ?a)) (located ?r ?b)))
+    (:action pick
+        :parameters (?r - robot ?x - {item} ?a - room)
+        :precondition (and (located ?r ?a) (located ?x ?a) (hand-free ?r))
+        :effect (and (not (located ?x ?a)) (holding ?r ?x) (not (hand-free ?r))))
+    (:action put-down
+        :parameters (?r - robot ?x - {item} ?a - room)
+        :precondition (and (located ?r ?a) (holding ?r ?x))
+        :effect (and (not (holding ?r ?x)) (hand-free ?r) (located ?x ?a)))"""
+_PLACE = """
+    (:action place
+        :parameters (?r - robot ?x - {item} ?s - surface ?a - room)
+        :precondition (and (located ?r ?a) (located ?s ?a) (holding ?r ?x))
+        :effect (and (not (holding ?r ?x)) (hand-free ?r) (placed-on ?x ?s)))
+    (:action lift
+        :parameters (?r - robot ?x - {item} ?s - surface ?a - room)
+        :precondition (and (located ?r ?a) (located ?s ?a) (placed-on ?x ?s) (hand-free ?r))
+        :effect (and (not (placed-on ?x ?s)) (holding ?r ?x) (not (hand-free ?r))))"""
+_STORE = """
+    (:action store
+        :parameters (?r - robot ?x - {item} ?c - storage ?a - room)
+        :precondition (and (located ?r ?a) (located ?c ?a) (holding ?r ?x))
+        :effect (and (not (holding ?r ?x)) (hand-free ?r) (stored-in ?x ?c)))
+    (:action retrieve
+        :parameters (?r - robot ?x - {item} ?c - storage ?a - room)
+        :precondition (and (located ?r ?a) (located ?c ?a) (stored-in ?x ?c) (hand-free ?r))
+        :effect (and (not (stored-in ?x ?c)) (holding ?r ?x) (not (hand-free ?r))))"""
+
+
+def _domain(name: str, types: str, predicates: str, actions: str, item: str = "portable") -> str:
+    return (f"(define (domain {name})\n    (:requirements :strips :typing)\n    (:types\n        {types}\n    )\n"
+            f"    (:predicates\n        (located ?x - thing ?a - room)\n        (holding ?r - robot ?x - {item})\n"
+            f"        (hand-free ?r - robot)\n        {predicates}\n    )\n"
+            + (_MOVE + actions).replace("{item}", item) + "\n)\n")
+
+
+SPLIT_DOMAINS = {
+    "dining_setup": _domain("table-setting", "room thing - object\n        robot portable surface - thing",
+                            "(placed-on ?x - portable ?s - surface)", _PLACE),
+    "general": _domain("fetch-and-place", "room thing - object\n        robot portable surface storage - thing",
+                       "(placed-on ?x - portable ?s - surface)\n        (stored-in ?x - portable ?c - storage)",
+                       _PLACE + _STORE),
+    "office_setup": _domain("office-tidy", "room thing - object\n        robot portable surface storage - thing",
+                            "(placed-on ?x - portable ?s - surface)\n        (stored-in ?x - portable ?c - storage)",
+                            _PLACE + _STORE),
+    "pc_assembly": _domain("desk-assembly", "room thing - object\n        robot grabbable surface - thing",
+                           "(placed-on ?x - grabbable ?s - surface)", _PLACE, item="grabbable"),
+    "house_cleaning": _domain(
+        "tidy-kitchen", "room thing - object\n        robot portable bin sink - thing\n        waste tableware - portable",
+        "(trashed ?x - waste)\n        (is-dirty ?x - tableware)", """
+    (:action throw-in
+        :parameters (?r - robot ?x - waste ?b - bin ?a - room)
+        :precondition (and (located ?r ?a) (located ?b ?a) (holding ?r ?x))
+        :effect (and (not (holding ?r ?x)) (hand-free ?r) (trashed ?x)))
+    (:action rinse
+        :parameters (?r - robot ?x - tableware ?s - sink ?a - room)
+        :precondition (and (located ?r ?a) (located ?s ?a) (holding ?r ?x) (is-dirty ?x))
+        :effect (not (is-dirty ?x)))"""),
+    "laundry": _domain(
+        "wash-and-dry", "room thing - object\n        robot portable appliance - thing\n"
+        "        washing-machine dryer - appliance\n        cleanable - portable",
+        "(loaded ?x - cleanable ?m - appliance)\n        (is-dirty ?x - cleanable)\n        (is-clean ?x - cleanable)\n"
+        "        (is-wet ?x - cleanable)", """
+    (:action load
+        :parameters (?r - robot ?x - cleanable ?m - appliance ?a - room)
+        :precondition (and (located ?r ?a) (located ?m ?a) (holding ?r ?x))
+        :effect (and (not (holding ?r ?x)) (hand-free ?r) (loaded ?x ?m)))
+    (:action unload
+        :parameters (?r - robot ?x - cleanable ?m - appliance ?a - room)
+        :precondition (and (located ?r ?a) (located ?m ?a) (loaded ?x ?m) (hand-free ?r))
+        :effect (and (not (loaded ?x ?m)) (holding ?r ?x) (not (hand-free ?r))))
+    (:action run-wash
+        :parameters (?r - robot ?x - cleanable ?m - washing-machine ?a - room)
+        :precondition (and (located ?r ?a) (located ?m ?a) (loaded ?x ?m) (is-dirty ?x))
+        :effect (and (not (is-dirty ?x)) (is-clean ?x) (is-wet ?x)))
+    (:action run-dry
+        :parameters (?r - robot ?x - cleanable ?m - dryer ?a - room)
+        :precondition (and (located ?r ?a) (located ?m ?a) (loaded ?x ?m) (is-wet ?x))
+        :effect (not (is-wet ?x)))"""),
+}
+DOMAIN_PLACES = {"dining_setup": "{key}-domain.pddl", "general": "{key}-domain.pddl",
+                 "office_setup": "{split}/{key}-domain.pddl", "pc_assembly": "{split}/domain.pddl",
+                 "house_cleaning": "{key}-domain.pddl", "laundry": "{split}/{key}-domain.pddl"}
+
+
+def write_domains(root: Path, splits=None) -> dict[str, Path]:
+    """The CM-style domain file of each split (default: all of `SPLIT_DOMAINS`), where `DOMAIN_PLACES` says."""
+    out = {}
+    for split in splits or SPLIT_DOMAINS:
+        path = root / DOMAIN_PLACES[split].format(split=split, key=split.replace("_", "-"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(SPLIT_DOMAINS[split])
+        out[split] = path
+    return out

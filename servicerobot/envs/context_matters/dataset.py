@@ -124,9 +124,14 @@ def read_split(root: str | Path, split: str, similarity=None) -> list[CMInstance
     the classes the split entry's `objects` names (for `task_object_coverage`). `similarity` types classes
     whose words do not decide (`servicerobot.scenes.open_vocab.type_class`; e.g. `EmbeddingSimilarity()`).
 
+    When the dataset ships the split's own PDDL domain (CM's `dining-setup-domain.pddl` beside the split file,
+    or a domain file in the split folder: `cm_domain.find_domain_file`), every instance's `domain_file` names
+    it (parsed only when used: `instance.split_domain()`, `instance.domain_world()`).
+
     Raises:
         SceneError: the split file or an instance file is missing or corrupt (the message names it).
     """
+    from servicerobot.envs.context_matters.cm_domain import find_domain_file
     from servicerobot.scenes.gibson import load_3dsg
     from servicerobot.scenes.real_3dsg import split_task_classes
 
@@ -139,6 +144,7 @@ def read_split(root: str | Path, split: str, similarity=None) -> list[CMInstance
         raise SceneError(f"{path}: no such split file; splits in {root}: {known or 'none'}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("problems"), dict):
         raise SceneError(f"{path}: a CM split file is an object with a 'problems' mapping")
+    domain_path = find_domain_file(root, split)
     out = []
     for name in doc["problems"]:  # before sorting by their numbers
         if not _NAME.fullmatch(name):
@@ -160,6 +166,7 @@ def read_split(root: str | Path, split: str, similarity=None) -> list[CMInstance
             instance = _read_instance(root / split / str(scene) / name, split, name, str(scene), expected,
                                       str(entry.get("description", "")), load_3dsg, similarity)
             instance.task_classes = task_classes
+            instance.domain_file = str(domain_path) if domain_path is not None else None
             out.append(instance)
     return out
 

@@ -90,6 +90,8 @@ class CMInstance:
     `acceptable` holds goals as sorted tuples of PDDL literals; it is None for instances read from a CM
     dataset, which ships only `relaxation_expected` (and not even that for CM's pc_assembly: None there).
     `task_classes`: the object classes the dataset's split entry names (empty for generated instances).
+    `domain_file`: the PDDL domain the dataset ships for this instance's split (CM's `dining-setup-domain.pddl`
+    and the like), or None; `split_domain()` parses it and `domain_world()` writes the scene in it.
     """
 
     split: str
@@ -102,7 +104,9 @@ class CMInstance:
     acceptable: tuple[tuple[str, ...], ...] | None = None
     variant: str = ""
     task_classes: tuple[str, ...] = ()
+    domain_file: str | None = None
     _world: object = field(default=None, repr=False, compare=False)
+    _domain_world: object = field(default=None, repr=False, compare=False)
 
     @property
     def scene_name(self) -> str:
@@ -126,6 +130,26 @@ class CMInstance:
 
             self._world = world_of(self.scene, self.init_loc)
         return self._world
+
+    def split_domain(self):
+        """The split's own PDDL domain (`domain_file`), or None when the dataset ships none.
+
+        Raises:
+            SceneError: the file is not a domain we can read (the message names it).
+        """
+        if self.domain_file is None:
+            return None
+        from servicerobot.envs.context_matters.cm_domain import load_split_domain
+
+        return load_split_domain(self.domain_file)
+
+    def domain_world(self):
+        """The scene in the split's own domain (`cm_domain.DomainWorld`, built once), or None without one."""
+        if self._domain_world is None and self.domain_file is not None:
+            from servicerobot.envs.context_matters.cm_domain import domain_world
+
+            self._domain_world = domain_world(self.world(), self.split_domain())
+        return self._domain_world
 
 
 def _class_of(obj) -> str:
