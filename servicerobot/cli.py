@@ -239,11 +239,14 @@ def _record(results: dict, scripts: list[Path], args: argparse.Namespace) -> Non
 
 def _equiv(args: argparse.Namespace) -> int:
     from servicerobot.errors import ServiceRobotError
+    from servicerobot.pddl import domains
     from servicerobot.pddl.equivalence import GoalTooComplexError, compare
     from servicerobot.pddl.parser import parse_domain, read_pddl_file
 
     try:
-        texts = [read_pddl_file(p) for p in (args.domain, args.a, args.b)]
+        shipped = args.domain in domains.NAMES and not Path(args.domain).exists()
+        texts = [domains.text(args.domain) if shipped else read_pddl_file(args.domain),
+                 *(read_pddl_file(p) for p in (args.a, args.b))]
         verdict = compare(texts[1], texts[2], parse_domain(texts[0], source=args.domain),
                           placeholder=args.placeholder, names=(args.a, args.b))
     except OSError as error:
@@ -332,7 +335,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     equiv.add_argument("a", help="first problem file")
     equiv.add_argument("b", help="second problem file")
-    equiv.add_argument("--domain", required=True, help="the domain file")
+    equiv.add_argument("--domain", required=True, metavar="FILE_OR_NAME",
+                       help="the domain file, or a shipped domain: blocksworld, gripper, floor-tile "
+                            "(examples/equiv/ has pairs for the first two)")
     equiv.add_argument("--placeholder", action="store_true",
                        help="match init and goal with separate renamings (Planetarium's placeholder mode)")
     llm = sub.add_parser("llm", help="the local language model: `llm serve` starts its OpenAI-compatible server")
