@@ -1,7 +1,8 @@
 """What the loader makes of a Context Matters dataset folder: per split, instances loaded, room-less objects
 placed or refused, unlabelled objects, room categories outside the table, how classes were typed, task-object
-coverage with every dropped object and its reason, floors and their stairs, and the prior's size against the
-observation space. Prints one JSON object.
+coverage with every dropped object and its reason, floors and their stairs, the prior's size against the
+observation space, and, for a split that ships its own PDDL domain, the scene written in it (objects typed,
+refused with their reasons, which predicate played which part). Prints one JSON object.
 
     python benchmarks/cm_dataset_report.py PATH     # a dataset in CM's layout (e.g. their published one)
     python benchmarks/cm_dataset_report.py          # the test fixtures (tests/cm_fixtures.py), in a temp dir
@@ -25,6 +26,7 @@ def report(root: Path) -> dict:
     from servicerobot.envs.context_matters import read_split, split_names
     from servicerobot.errors import SceneError
     from servicerobot.scenes.gibson import GibsonScenes, to_household_scene
+    from servicerobot.scenes.gibson_classes import class_key
     from servicerobot.scenes.real_3dsg import prior_chars
 
     out: dict = {"root": str(root), "splits": {}}
@@ -74,6 +76,27 @@ def report(root: Path) -> dict:
             sizes[name] = {"prior_chars": prior_chars(to_household_scene(sg.copy(), np.random.default_rng(0), 4)),
                            "old_bound": 8192 + 400 * n, "space": max(8192 + 400 * n, source.max_prior_chars)}
         row["prior"] = sizes
+        row["domain_file"] = instances[0].domain_file and Path(instances[0].domain_file).name
+        if instances[0].domain_file:  # the split ships its own domain: the scene written in it, per instance
+            try:
+                worlds_in = [inst.domain_world() for inst in instances]
+            except SceneError as error:
+                row["domain_world"] = {"error": str(error)}
+            else:
+                reasons: Counter = Counter(r for dw in worlds_in for r in dw.refused.values())
+                task_in = task_all = 0
+                for inst, dw in zip(instances, worlds_in):  # task objects in PDDL: do they get a type here too?
+                    world, classes = inst.world(), set(inst.task_classes)
+                    mine = [o.label for o in world.objects.values() if o.label in world.pddl_objects
+                            and (o.class_ in classes or class_key(o.class_) in classes)]
+                    task_all += len(mine)
+                    task_in += sum(label in dw.objects for label in mine)
+                row["domain_world"] = {
+                    "domain": worlds_in[0].domain.name, "roles": worlds_in[0].roles,
+                    "typed": sum(len(dw.objects) - len(dw.rooms) - 1 for dw in worlds_in),
+                    "refused": sum(len(dw.refused) for dw in worlds_in),
+                    "refused_reasons": dict(reasons.most_common(5)),
+                    "task_objects_typed": f"{task_in}/{task_all}"}
         out["splits"][split] = row
     out["task_objects"] = {"typed": typed, "total": total, "share": round(typed / total, 4) if total else None,
                            "dropped": dropped}
@@ -90,10 +113,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.fixtures or args.quick or not args.path:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from tests.cm_fixtures import write_dataset
+        from tests.cm_fixtures import write_dataset, write_domains
 
         with tempfile.TemporaryDirectory() as tmp:
             write_dataset(Path(tmp))
+            write_domains(Path(tmp))
             print(json.dumps(report(Path(tmp))))
         return
     print(json.dumps(report(Path(args.path))))
