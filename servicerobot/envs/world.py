@@ -8,7 +8,24 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Utterance", "World"]
+__all__ = ["NodeNeeds", "Utterance", "World"]
+
+
+@dataclass(frozen=True)
+class NodeNeeds:
+    """What one episode of a world needs from the machine that runs it, declared once by the world's module
+    (`node_needs(options)` beside its factory); the experiment runner's Ray back end asks a cluster for it.
+
+    `gpu`: the episode renders on a GPU, whose physical id the runner passes in the world option `gpu_option`
+    (Vulkan and EGL pick devices by physical index: they ignore `CUDA_VISIBLE_DEVICES`). `resources`: Ray
+    custom resources naming what must be staged on the node (`ray start --resources '{"unity": 1}'`: the THOR
+    build, habitat-sim). A world module without `node_needs` runs anywhere with a CPU.
+    """
+
+    gpu: bool = False
+    resources: tuple[str, ...] = ()
+    gpu_option: str | None = None
+    why: str = ""  # for messages: what needs it ("AI2-THOR's Unity controller renders on a GPU")
 
 
 @dataclass(frozen=True)

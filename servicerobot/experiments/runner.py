@@ -35,8 +35,9 @@ __all__ = ["BACKENDS", "ResultsError", "RunInterrupted", "finished_keys", "run_g
            "stable_part"]
 
 BACKENDS = ("serial", "process", "ray")
-# Fields that measure time (machine- and load-dependent): left out when records are compared.
-TIMING_FIELDS = {"timing": None, "agent": ("planning_time",), "run": None}
+# Fields that measure time (machine- and load-dependent) or say where an episode ran (`placement`, Ray): left
+# out when records are compared.
+TIMING_FIELDS = {"timing": None, "agent": ("planning_time",), "run": None, "placement": None}
 
 
 class ResultsError(ServiceRobotError):
@@ -111,10 +112,13 @@ def _append(path: Path, record: dict) -> None:
 
 def run_grid(config: ExperimentConfig, out: str | Path, backend: str = "process", workers: int | None = None,
              ray_address: str | None = None, on_record: Callable[[dict], None] | None = None,
-             limit: int | None = None) -> dict:
+             limit: int | None = None, llm_servers: str | None = None,
+             episodes_per_gpu: int | None = None) -> dict:
     """Run every episode of `config` not yet in `out`; return counts {total, skipped, ran, errors}.
 
-    `limit` stops after that many new episodes (for tests of resumption).
+    `limit` stops after that many new episodes (for tests of resumption). Ray only: `llm_servers` says where
+    the model servers are (default `$SERVICEROBOT_LLM_SERVERS`; `servicerobot.experiments.cluster.ModelServers`),
+    `episodes_per_gpu` how many GPU episodes share a GPU (default `$SERVICEROBOT_EPISODES_PER_GPU` or 1).
     """
     if backend not in BACKENDS:
         raise ServiceRobotError(f"unknown back end {backend!r}; choose from {BACKENDS}")
@@ -133,7 +137,8 @@ def run_grid(config: ExperimentConfig, out: str | Path, backend: str = "process"
         if not todo:
             return counts
         runner = {"serial": _serial, "process": _process, "ray": _ray}[backend]
-        kwargs = {"ray_address": ray_address} if backend == "ray" else {}
+        kwargs = {"ray_address": ray_address, "llm_servers": llm_servers,
+                  "episodes_per_gpu": episodes_per_gpu} if backend == "ray" else {}
         for record in runner(todo, run, workers or os.cpu_count() or 1, **kwargs):
             _append(out, record)
             counts["ran"] += 1
@@ -280,14 +285,27 @@ def _process(todo: list[EpisodeSpec], run: dict, workers: int) -> Iterator[dict]
     pool.shutdown(wait=True)
 
 
-def _ray(todo: list[EpisodeSpec], run: dict, workers: int, ray_address: str | None = None) -> Iterator[dict]:
+def _ray(todo: list[EpisodeSpec], run: dict, workers: int, ray_address: str | None = None,
+         llm_servers: str | None = None, episodes_per_gpu: int | None = None,
+         node_wait: float | None = None) -> Iterator[dict]:
     try:
         import ray
     except ImportError as exc:
         raise DependencyNotInstalled(f"the Ray back end needs Ray: {install_hint('ray')}") from exc
+    from servicerobot.experiments import cluster
+
+    # Each env's needs, from its world's declaration; checked against the cluster before anything runs.
+    envs = {spec.env.name: spec.env for spec in todo}
+    needs = {name: cluster.needs_of(env) for name, env in envs.items()}
+    share = cluster.gpu_share(episodes_per_gpu)
+    servers = cluster.ModelServers.parse(llm_servers if llm_servers is not None
+                                         else os.environ.get(cluster.LLM_SERVERS_VAR))
+    if node_wait is None:
+        node_wait = float(os.environ.get(NODE_WAIT_VAR) or 600)
     started = False
+    local = ray_address in (None, "local")
     if not ray.is_initialized():
-        if ray_address in (None, "local"):
+        if local:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         else:
             # Workers on other nodes read OPENAI_* from their own environment: keys never travel in
@@ -298,33 +316,147 @@ def _ray(todo: list[EpisodeSpec], run: dict, workers: int, ray_address: str | No
                 raise ServiceRobotError(f"cannot join the Ray cluster at --ray-address {ray_address!r}: {exc}") from None
         started = True
     try:
+        groups: dict = {}
+        for name, need in needs.items():
+            groups.setdefault(need, []).append(name)
+        where = ("the private Ray instance on this machine (--ray-address local)" if local
+                 else f"the Ray cluster at {ray_address!r}")
+        cluster.check_hosts(groups, ray.nodes(), share, where)
         # One actor per worker keeps its envs (worlds) between episodes, like a process-pool worker.
-        actor_cls = ray.remote(num_cpus=1)(_EpisodeActor)
+        actor_cls = ray.remote(_EpisodeActor)
         n = max(1, min(workers, len(todo), int(ray.cluster_resources().get("CPU", workers))))
-        yield from _ray_schedule(ray, actor_cls, n, todo, run)
+        yield from _ray_schedule(ray, actor_cls, n, todo, run, needs=needs, share=share, servers=servers,
+                                 node_wait=node_wait)
     finally:
         if started:
             ray.shutdown()
 
 
-def _ray_schedule(ray, actor_cls, n: int, todo: list[EpisodeSpec], run: dict,
-                  max_losses: int = 3) -> Iterator[dict]:
-    """Run `todo` on `n` actors, one episode each at a time. An episode whose actor dies with its worker or
-    node is run again on a live actor (at most `max_losses` times); a dead actor is replaced while the
-    cluster has a free CPU, so a grid survives losing a node."""
-    queue = deque(todo)
-    idle = [actor_cls.remote() for _ in range(n)]
-    running: dict[Any, tuple[Any, EpisodeSpec]] = {}
+NODE_WAIT_VAR = "SERVICEROBOT_RAY_NODE_WAIT"  # seconds to wait for a node that can run what is left (600)
+
+
+class _Pool:
+    """The workers for episodes of one kind of needs (a GPU and `unity`, or a CPU), and their queue."""
+
+    def __init__(self, needs):
+        self.needs = needs
+        self.queue: deque[EpisodeSpec] = deque()
+        self.idle: list = []
+        self.size = 0  # live actors, idle or busy (or not yet placed)
+        self.busy = 0
+        self.stuck_since: float | None = None  # when no live node could run its queue
+
+    @property
+    def special(self) -> bool:
+        return bool(self.needs.gpu or self.needs.resources)
+
+
+def _ray_schedule(ray, actor_cls, n: int, todo: list[EpisodeSpec], run: dict, max_losses: int = 3,
+                  needs: dict | None = None, share: float = 1.0, servers=None,
+                  node_wait: float = 600.0) -> Iterator[dict]:
+    """Run `todo` on at most `n` actors, one episode each at a time, each actor asking Ray for what its
+    episodes' world needs (`needs`: env name -> `NodeNeeds`; GPU pools are filled first, CPU-only episodes
+    take the other slots, and the workers of a pool whose queue is empty give their slot back).
+
+    An episode whose actor dies with its worker or node is run again on a live actor (at most `max_losses`
+    times); a dead actor is replaced while a live node can host it. When no live node can run what is left
+    (the only GPU node died), the grid waits up to `node_wait` seconds for one to join, then stops with
+    `ClusterError` (the records written stay: rerun to resume)."""
+    import time
+
+    from servicerobot.envs.world import NodeNeeds
+    from servicerobot.experiments import cluster
+
+    needs = needs or {}
+    pools: dict[Any, _Pool] = {}
+    for spec in todo:
+        need = needs.get(spec.env.name) or NodeNeeds()
+        pools.setdefault(need, _Pool(need)).queue.append(spec)
+    order = sorted(pools.values(), key=lambda p: (not p.needs.gpu, not p.needs.resources))
+    running: dict[Any, tuple[Any, _Pool, EpisodeSpec]] = {}
     losses: Counter[str] = Counter()
-    while queue or running:
-        while queue and idle:
-            actor, spec = idle.pop(), queue.popleft()
-            running[actor.run.remote(spec, run)] = (actor, spec)
-        (ref,), _ = ray.wait(list(running), num_returns=1)
-        actor, spec = running.pop(ref)
+
+    def spawn(pool: _Pool):
+        actor = actor_cls.options(**cluster.actor_options(pool.needs, share)).remote(pool.needs, servers)
+        pool.idle.append(actor)
+        pool.size += 1
+        return actor
+
+    def plan() -> list:
+        """Retire idle actors of drained pools; give free slots to pools with work, GPU pools first."""
+        for pool in order:
+            if not pool.queue and pool.idle:
+                for actor in pool.idle:
+                    with contextlib.suppress(Exception):
+                        ray.kill(actor)
+                pool.size -= len(pool.idle)
+                pool.idle = []
+        nodes = ray.nodes() if any(p.special and p.queue for p in order) else []
+        created = []
+        for pool in order:
+            if not pool.queue:
+                pool.stuck_since = None
+                continue
+            cap = cluster.slots(pool.needs, nodes, share) if pool.special else n
+            if cap == 0 and pool.size == 0:
+                if pool.stuck_since is None:
+                    pool.stuck_since = time.monotonic()
+                    print(f"servicerobot run: no live node can run {len(pool.queue)} episode(s) of env "
+                          f"{pool.queue[0].env.name!r} (they need {cluster.describe_needs(pool.needs)}); waiting up "
+                          f"to {node_wait:.0f} s for one to join ({cluster.nodes_summary(nodes)})",
+                          file=sys.stderr, flush=True)
+                continue
+            pool.stuck_since = None
+            # a pool with work and no worker (its node is gone) keeps one slot for when a node comes back
+            reserved = sum(1 for p in order if p is not pool and p.queue and p.size == 0)
+            total = sum(p.size for p in order)
+            while pool.size < min(cap, len(pool.queue) + pool.busy) and total < n - reserved:
+                created.append(spawn(pool))
+                total += 1
+        return created
+
+    # GPU and labelled workers first, and placed, before CPU-only ones take the CPUs of GPU nodes.
+    first = []
+    for pool in order:
+        if pool.special:
+            cap = cluster.slots(pool.needs, ray.nodes(), share)
+            for _ in range(min(cap, len(pool.queue), n - sum(p.size for p in order))):
+                first.append(spawn(pool))
+    if first:
+        ray.wait([a.where.remote() for a in first], num_returns=len(first), timeout=30)
+    plan()
+    planned = time.monotonic()
+    while any(p.queue for p in order) or running:
+        if time.monotonic() - planned > 2.0:  # nodes come and go: look again now and then
+            plan()
+            planned = time.monotonic()
+        for pool in order:
+            while pool.queue and pool.idle:
+                actor, spec = pool.idle.pop(), pool.queue.popleft()
+                running[actor.run.remote(spec, run)] = (actor, pool, spec)
+                pool.busy += 1
+        if not running:
+            time.sleep(1.0)
+        ready = ray.wait(list(running), num_returns=1, timeout=1.0)[0] if running else []
+        if not ready:
+            plan()
+            late = [p for p in order if p.stuck_since is not None and time.monotonic() - p.stuck_since > node_wait]
+            if late and not running:
+                pool = late[0]
+                raise cluster.ClusterError(
+                    f"no live node could run the {len(pool.queue)} episode(s) left of env {pool.queue[0].env.name!r} "
+                    f"(they need {cluster.describe_needs(pool.needs)}) for {node_wait:.0f} s; the finished "
+                    f"records are kept: add such a node and run again to resume (docs/cluster.md)")
+            continue
+        ref = ready[0]
+        actor, pool, spec = running.pop(ref)
+        pool.busy -= 1
         try:
             record = ray.get(ref)
-        except ray.exceptions.RayTaskError:
+        except ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, cluster.ClusterError):
+                raise cluster.ClusterError(str(cause)) from None
             raise  # the episode code itself failed outside run_episode's guard: a bug, not a lost node
         except ray.exceptions.RayError as exc:
             losses[spec.key] += 1
@@ -333,21 +465,67 @@ def _ray_schedule(ray, actor_cls, n: int, todo: list[EpisodeSpec], run: dict,
                                         f"times; last: {type(exc).__name__}: {exc}") from None
             print(f"servicerobot run: {spec.key} was lost with its Ray worker or node ({type(exc).__name__}); "
                   "running it again", file=sys.stderr, flush=True)
-            queue.appendleft(spec)
+            pool.queue.appendleft(spec)
+            pool.size -= 1
             with contextlib.suppress(Exception):
                 ray.kill(actor)
-            if not (idle or running) or ray.available_resources().get("CPU", 0) >= 1:
-                idle.append(actor_cls.remote())
+            plan()
             continue
-        idle.append(actor)
+        pool.idle.append(actor)
+        if not pool.queue:
+            plan()
         yield record
 
 
 class _EpisodeActor:
-    """A Ray actor that runs episodes, reusing its process's envs."""
+    """A Ray actor that runs episodes, reusing its process's envs. It gives the world the GPU Ray assigned to
+    it (by physical id, in the option the world declares), points the interpreter at its node's model server,
+    and adds where the episode ran to the record (`placement`, left out when records are compared)."""
+
+    def __init__(self, needs=None, servers=None):
+        import ray
+
+        self.needs, self.servers = needs, servers
+        self.node_ip = ray.util.get_node_ip_address()
+        self.node_id = ray.get_runtime_context().get_node_id()
+        self.gpu_ids = [str(g) for g in ray.get_gpu_ids()]
+
+    def where(self) -> dict:
+        """The node this actor runs on and the GPUs Ray gave it."""
+        return {"node": self.node_ip, "gpus": self.gpu_ids}
+
+    def _model_server(self, spec: EpisodeSpec) -> str | None:
+        from servicerobot.experiments.cluster import MODEL_URL_VARS, ClusterError
+
+        var = MODEL_URL_VARS.get(spec.agent.get("interpreter", "default")) if spec.variant != "oracle" else None
+        if self.servers is None or var is None:
+            return None
+        import ray
+
+        def live() -> list[dict]:
+            return [node for node in ray.nodes() if node.get("Alive")]
+
+        try:  # the own node's server alone first: no need to list the cluster for it
+            own = [node for node in live() if node.get("NodeID") == self.node_id] if self.servers.template else []
+            url = self.servers.pick(self.node_ip, own, answers=self.servers.answers)
+        except ClusterError:
+            url = self.servers.pick(self.node_ip, live)
+        os.environ[var] = url  # this worker process's own environment: the interpreter reads it
+        return url
 
     def run(self, spec: EpisodeSpec, run: dict) -> dict:
-        return run_episode(spec, run)
+        from dataclasses import replace
+
+        from servicerobot.experiments.cluster import gpu_options
+
+        given = gpu_options(self.needs, self.gpu_ids) if self.needs is not None else {}
+        url = self._model_server(spec)
+        placed = replace(spec, env=replace(spec.env, kwargs={**spec.env.kwargs, **given})) if given else spec
+        record = run_episode(placed, run)
+        record["env_kwargs"] = spec.env.kwargs  # the config's settings; what the node added is in placement
+        record["placement"] = {"node": self.node_ip, "gpus": self.gpu_ids, "world_options": given,
+                               "llm_server": url}
+        return record
 
 
 def stable_part(record: dict) -> dict:

@@ -5,14 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 from servicerobot.envs.household.world import HouseholdOptions, HouseholdWorld
+from servicerobot.envs.world import NodeNeeds
 from servicerobot.errors import SceneError
 from servicerobot.scenes.ithor import IthorScenes
 
-__all__ = ["CONTROLLERS", "TABLE2_KINDS", "make_ai2thor_world"]
+__all__ = ["CONTROLLERS", "TABLE2_KINDS", "make_ai2thor_world", "node_needs"]
 
 CONTROLLERS = ("symbolic", "unity")
 # L3M+P Table II's five kinds (its "clean bed" is the household make_bed): the default on iTHOR.
 TABLE2_KINDS = ("pick_place", "wash_dishes", "make_bed", "discard_broken", "keep_cold")
+
+
+def node_needs(options: dict[str, Any]) -> NodeNeeds:
+    """What an episode needs from a cluster node (`NodeNeeds`): the Unity controller, a GPU (its physical id
+    goes to `gpu_device`) on a node with the THOR build staged (the `unity` resource); the symbolic one, a CPU."""
+    if options.get("controller") == "unity":
+        return NodeNeeds(gpu=True, resources=("unity",), gpu_option="gpu_device",
+                         why="AI2-THOR's Unity controller renders on a GPU")
+    return NodeNeeds()
 
 
 def make_ai2thor_world(scene: str | list[str] = "FloorPlan1", controller: str = "symbolic", n_tasks: int = 4,

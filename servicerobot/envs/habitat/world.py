@@ -5,14 +5,28 @@ from __future__ import annotations
 from typing import Any
 
 from servicerobot.envs.household.world import HouseholdOptions, HouseholdWorld
+from servicerobot.envs.world import NodeNeeds
 from servicerobot.errors import SceneError
 from servicerobot.scenes.gibson import GibsonScenes
 
-__all__ = ["SIMULATORS", "make_habitat_world"]
+__all__ = ["SIMULATORS", "make_habitat_world", "node_needs"]
 
 SIMULATORS = ("symbolic", "habitat")
 _EXECUTOR_OPTIONS = ("width", "height", "render_width", "render_height", "headings", "pitch", "hfov",
                      "min_pixels", "max_range", "gpu_device_id", "camera_height", "inspect")
+
+
+def node_needs(options: dict[str, Any]) -> NodeNeeds:
+    """What an episode needs from a cluster node (`NodeNeeds`): habitat-sim, a node where it is installed (the
+    `habitat` resource), and with `gpu_device_id` >= 0 a GPU there (its physical id replaces the configured
+    one); the symbolic simulator, a CPU."""
+    if options.get("simulator") != "habitat":
+        return NodeNeeds()
+    gpu = options.get("gpu_device_id")
+    if gpu is not None and gpu >= 0:
+        return NodeNeeds(gpu=True, resources=("habitat",), gpu_option="gpu_device_id",
+                         why="habitat-sim with gpu_device_id >= 0 renders on a GPU")
+    return NodeNeeds(resources=("habitat",), why="habitat-sim (simulator='habitat') is installed only where staged")
 
 
 def make_habitat_world(size: Any = "default", n_tasks: int | None = None, event_rate: float | None = None,
