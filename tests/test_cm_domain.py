@@ -225,3 +225,30 @@ def test_local_model_chooses_a_goal_in_the_split_domain(tmp_path):
                          or p.startswith("(not ") for p in parts)
     assert row["planned"]
     shutil.rmtree(root)
+
+
+def test_the_table_writer_uses_cm_layout_and_free_text(tmp_path):
+    """benchmarks/cm_chooser_table.py: CM's exact layout, a domain per split, and hand-written tasks that the
+    offline path's controlled English does not read (none is a sentence of the generator)."""
+    import importlib.util
+
+    from servicerobot.envs.context_matters import GoalFormatError, parse_task, split_names
+
+    spec = importlib.util.spec_from_file_location(
+        "cm_chooser_table", Path(__file__).resolve().parents[1] / "benchmarks" / "cm_chooser_table.py")
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    for text in table.TASKS.values():
+        with pytest.raises(GoalFormatError):
+            parse_task(text)
+    splits = table.write(tmp_path, 6)
+    assert sorted(splits) == sorted(split_names(tmp_path)) and len(splits) == 6
+    for split in splits:
+        [inst] = read_split(tmp_path, split)
+        folder = tmp_path / split / inst.scene_name / inst.problem
+        names = {p.name for p in folder.iterdir()}
+        assert {f"{inst.scene_name}.npz", f"{inst.scene_name}.json", "task.txt", "init_loc.txt",
+                "description.txt"} <= names
+        assert inst.task == table.TASKS[int(inst.problem.rsplit("_", 1)[1])]
+        assert inst.domain_file and inst.domain_world().objects
+        assert json.loads((tmp_path / f"{split}.json").read_text())["problems"][inst.problem]["goal"] == inst.task
