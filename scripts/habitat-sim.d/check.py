@@ -5,9 +5,9 @@ import sys
 import time
 
 start = time.time()
-import habitat_sim  # noqa: E402
-import magnum  # noqa: E402,F401
-import numpy as np  # noqa: E402
+import habitat_sim
+import magnum  # noqa: F401
+import numpy as np
 
 assert habitat_sim.__version__.startswith("0.2.2"), habitat_sim.__version__
 backend = habitat_sim.SimulatorConfiguration()

@@ -61,7 +61,6 @@ class _OnHabitatImport:
             # no CUDA device here: with one looked for, habitat-sim 0.2.2 exits the process (a Magnum Fatal)
             os.environ.setdefault("HSIM_DISABLE_CUDA_DEVICE", "1")
             patch()
-        return None
 
 
 def install() -> None:
