@@ -144,3 +144,23 @@ def test_held_items_and_state_marks_render():
     state.apply(frozenset(add), frozenset(delete))
     after = renderer.render(state, {})
     assert not np.array_equal(before, after)
+
+
+def test_room_tags_shrink_or_end_after_a_whole_word_on_a_small_frame():
+    """A Gibson building drawn at 320x240 (the habitat world's size): no room tag is a word cut in the middle
+    ('televisio…'); a long label takes a smaller font or keeps its first whole words."""
+    from servicerobot.envs.panel import _text_width
+    from servicerobot.scenes.gibson import generate_3dsg, to_household_scene
+
+    for seed in range(4):
+        scene = to_household_scene(generate_3dsg(np.random.default_rng(seed), n_rooms=10),
+                                   np.random.default_rng(seed))
+        renderer = HouseholdRenderer(scene, width=320, height=240)
+        for room in scene.rooms:
+            x0, _, x1, _ = renderer._room_px[room.name]
+            font, text = renderer._room_tag(room.label, x1 - x0 - 3 * renderer._wall - 4)
+            kept = text.removesuffix("…").split()
+            words = room.label.split()
+            assert kept == words[:len(kept)], (room.label, text)  # whole words only, in order
+            assert text == room.label or text.endswith("…") or len(kept) == 1
+            assert _text_width(font, text) <= (x1 - x0) * 1.25

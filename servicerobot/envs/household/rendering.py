@@ -12,7 +12,7 @@ while `state.atoms` is the same object, and the panel while its text is the same
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -249,10 +249,9 @@ class HouseholdRenderer:
         for f in self.fixtures:
             if self.scene.entities[f].pddl_type != "light":
                 img.paste(self._fixture_sprite(f, False), self._box[f][:2])
-        font = self._room_font
         for room in self.scene.rooms:  # name tags straddling the top wall
             x0, y0, x1, _ = self._room_px[room.name]
-            text = _fit(room.label, font, x1 - x0 - 3 * wall - 4)
+            font, text = self._room_tag(room.label, x1 - x0 - 3 * wall - 4)
             if not text:
                 continue
             bb = font.getbbox(text)
@@ -261,6 +260,21 @@ class HouseholdRenderer:
             d.rectangle((tx - 2, ty + bb[1] - 1, tx + tw + 1, ty + bb[3] + 1), fill=_WALL)
             d.text((tx, ty), text, fill=(250, 250, 250), font=font)
         return np.asarray(img, dtype=np.uint8).copy()
+
+    def _room_tag(self, label: str, max_w: float) -> tuple[Any, str]:
+        """The font and text of a room's name tag: the whole label at the room font, else at a smaller one (down
+        to 7 px), else its first whole words with an ellipsis; never a word cut in the middle ("televisio…" on a
+        small frame), unless not even the first word fits at 7 px."""
+        size = self._room_font.size if hasattr(self._room_font, "size") else 8
+        for s in range(int(size), 6, -1):
+            if _text_width(_font(s), label) <= max_w:
+                return _font(s), label
+        small = _font(7)
+        text = _fit(label, small, max_w)
+        first = label.split()[0] if label.split() else ""
+        if text and len(text.rstrip("…")) < len(first) and _text_width(small, first) <= max_w * 1.25:
+            text = first  # the first word alone, a little past the tag's room, rather than cut in the middle
+        return small, text
 
     def _draw_door(self, d: ImageDraw.ImageDraw, a: str, b: str) -> None:
         """A gap in the middle of the wall two rooms share, with jambs."""
