@@ -4,9 +4,9 @@ share no wall, furniture opens towards the side that is clear, where the robot m
 import numpy as np
 import pytest
 
-from servicerobot.envs.habitat.stage import front_side
+from servicerobot.envs.habitat.stage import FLOOR_GAP, floor_levels, front_side, stage_layout
 from servicerobot.envs.habitat.viewing import oblique, support_points
-from servicerobot.envs.habitat.walkways import WALKWAY_W, plan_walkways, room_groups
+from servicerobot.envs.habitat.walkways import WALKWAY_W, Obstacles, door_spot, plan_walkways, room_groups
 from servicerobot.errors import SceneError
 from servicerobot.scenes.gibson import SINK_DEPTH, Object3D, Room3D, SceneGraph3D
 
@@ -119,3 +119,47 @@ def test_a_front_opening_is_oblique_from_its_side_and_from_behind():
     assert not oblique(cabinet, (0, 1), (2.0, 3.5))  # 41 degrees off
     assert oblique(cabinet, (0, 1), (1.1, 3.7))  # 65 degrees off
     assert oblique(cabinet, (0, 1), (-1.0, 2.0))  # behind it
+
+
+def test_walkway_doorways_go_where_no_furniture_stands():
+    # Two rooms 0.45 m apart (real 3DSG boxes: a wall's thickness); a table right in front of the middle of
+    # the wall that faces the other room, a wardrobe against the other room's wall at the same height.
+    rooms = _rooms((0, 0, 4, 6), (4.45, 0, 8.45, 6))
+    table = (np.array([3.0, 2.5]), np.array([3.9, 3.5]))
+    wardrobe = (np.array([4.5, 1.5]), np.array([5.1, 3.6]))
+    plain = plan_walkways(rooms, [])
+    assert len(plain) == 1 and abs(plain[0].doors[0][2] - 3.0) < 1e-6  # the middle, without obstacles
+    (walkway,) = plan_walkways(rooms, [], Obstacles([table, wardrobe]))
+    obstacles = Obstacles([table, wardrobe])
+    for room, side, along in walkway.doors:
+        axis, positive = divmod(side, 2)
+        plane = rooms[room].location[axis] + (1 if positive else -1) * rooms[room].size[axis] / 2
+        assert obstacles.door(axis, plane, along, 1.0) == 0.0
+    assert obstacles.door(0, 4.0, 3.0, 1.0) > 0  # the middle was blocked
+    assert all(obstacles.area(lo, hi) == 0.0 for lo, hi in walkway.floors)
+
+
+def test_a_doorway_takes_the_clear_stretch_of_a_shared_wall():
+    couch = Obstacles([(np.array([3.2, 0.5]), np.array([3.95, 2.9]))])  # along the wall, x 3.2-3.95
+    spot = door_spot(couch, 0, 4.0, 0.0, 4.0, 1.0)
+    assert spot >= 2.9 + 0.5 - 1e-6 and couch.door(0, 4.0, spot, 1.0) == 0.0
+    assert door_spot(Obstacles(), 0, 4.0, 0.0, 4.0, 1.0) == pytest.approx(2.0)  # nothing there: the middle
+
+
+def test_floors_lie_side_by_side_at_level_zero_in_the_stage():
+    sg = SceneGraph3D("Storeys")
+    for rid, floor, z in ((1, "A", -0.12), (2, "A", -0.12), (3, "B", 2.93)):
+        sg.rooms[rid] = Room3D(rid, "room", "", (2.0 + 4 * (rid == 2), 2.0, z + 1.35), (4.0, 4.0, 2.7), floor=floor)
+    sg.objects[1] = Object3D(1, "bed", "", 3, (2.0, 2.0, 2.93 + 0.28), (1.6, 2.0, 0.55))
+    sg.objects[2] = Object3D(2, "counter", "", 1, (1.0, 2.0, -0.12 + 0.45), (0.6, 1.6, 0.9))
+    assert floor_levels(sg) == pytest.approx({"A": -0.12, "B": 2.93})
+    laid = stage_layout(sg)
+    assert [laid.rooms[r].location[2] for r in (1, 2, 3)] == pytest.approx([1.35, 1.35, 1.35])
+    assert laid.objects[1].location[2] == pytest.approx(0.28) and laid.objects[2].location[2] == pytest.approx(0.45)
+    # Floor B starts a building width (8 m) plus FLOOR_GAP to the east: no room of A meets a room of B.
+    assert laid.rooms[3].location[0] == pytest.approx(2.0 + 8.0 + FLOOR_GAP)
+    assert laid.objects[1].location[0] == pytest.approx(2.0 + 8.0 + FLOOR_GAP)
+    assert laid.rooms[1].location[:2] == sg.rooms[1].location[:2]
+    flat = SceneGraph3D("Flat", {1: sg.rooms[1]}, {})
+    flat.rooms[1] = Room3D(1, "room", "", (2.0, 2.0, 1.5), (4.0, 4.0, 3.0))
+    assert stage_layout(flat) is flat  # a one-floor building at level 0 is left as it is

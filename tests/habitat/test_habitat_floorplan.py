@@ -80,8 +80,10 @@ def test_stand_points_avoid_a_crowded_middle_and_a_full_room_is_a_clear_error():
     rng = np.random.default_rng(0)
     scene = to_household_scene(sg, rng, n_people=1, init_room="dining_room_1")
     ex = HabitatExecutor(inspect=False)
-    ex.reset(scene, scene.init, rng)
     try:
+        # Every room must offer a stand point the others reach: the full one fails at reset, not at a move.
+        with pytest.raises(SceneError, match="storage_room_2 has no free navigable floor"):
+            ex.reset(scene, scene.init, rng)
         # The navmesh runs over the table top (0.75 m up, within the robot's 1.5 m clearance): not a stand point.
         middle = np.asarray(ex.sim.pathfinder.snap_point(to_habitat((3.0, 3.0, 0.0))))
         assert abs(middle[1] - 0.75) < 0.1 and not ex._free(middle)

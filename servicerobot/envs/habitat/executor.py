@@ -21,7 +21,15 @@ import numpy as np
 
 from servicerobot.adapters.habitat import SemanticIndex, View, household_percept, observe, seen_fraction
 from servicerobot.envs.executor import Executor
-from servicerobot.envs.habitat.stage import Stage, build_stage, from_habitat, front_side, to_habitat
+from servicerobot.envs.habitat.stage import (
+    Stage,
+    build_stage,
+    floor_levels,
+    from_habitat,
+    front_side,
+    stage_layout,
+    to_habitat,
+)
 from servicerobot.envs.habitat.viewing import SURFACES, oblique, support_points
 from servicerobot.errors import DependencyNotInstalled, SceneError, install_hint
 from servicerobot.pddl import Atom
@@ -112,7 +120,9 @@ class HabitatExecutor(Executor):
         if not isinstance(scene, GibsonScene) or scene.source_graph is None:
             raise SceneError("the habitat executor needs a scene made from a 3D scene graph (GibsonScenes)")
         habitat_sim, _ = import_habitat_sim()
-        self.scene, self.graph, self.rng = scene, scene.source_graph, rng
+        # The stage's frame: every floor's level at z = 0, floors side by side (`stage_layout`).
+        self.scene, self.graph, self.rng = scene, stage_layout(scene.source_graph), rng
+        self._levels = floor_levels(scene.source_graph)
         key = self._graph_key()
         if key != self._stage_key or self.sim is None:
             self._open(key, habitat_sim)
@@ -200,6 +210,27 @@ class HabitatExecutor(Executor):
         self.region_room = {k: room_name[rid] for k, rid in enumerate(self.stage.region_rooms)}
         self._stage_key = key
         self._habitat_sim = habitat_sim
+        self._check_reachable()
+
+    def _check_reachable(self) -> None:
+        """Every room's stand point is reachable from the others of its floor (floors meet by stairs), as the
+        symbolic world's doors say; else `SceneError` naming the rooms, before any task is given."""
+        by_floor: dict[str, list[str]] = {}
+        for name, (layer, node) in sorted(self.scene.node_of.items()):
+            if layer == "room":
+                by_floor.setdefault(self.graph.rooms[node].floor, []).append(name)
+        for rooms in by_floor.values():
+            start, cut = self._stand_point(rooms[0]), []
+            for room in rooms[1:]:
+                self.position = start
+                if self._walk(self._stand_point(room), record=False):
+                    cut.append(room)
+            if cut:
+                raise SceneError(
+                    f"{self.graph.name}: the habitat stage cannot reach {cut} from {rooms[0]} (the symbolic world "
+                    "connects them): furniture fills their doorways or their floor; check those rooms' boxes and "
+                    "their furniture's boxes in the 3DSG")
+        self.distance = 0.0
 
     def _add_box(self, tm, rom, cube: str, handle: str, size, semantic_id: int):
         template = tm.get_template_by_handle(cube)
@@ -359,6 +390,14 @@ class HabitatExecutor(Executor):
         self.position = points[-1]
         return ""
 
+    def _take_stairs(self, room: str, rise: float) -> None:
+        """Come out of the stairs at `room`'s stand point on its floor (floors lie side by side in the stage:
+        stairs are not geometry); a flight counts twice its rise as distance."""
+        point = self._stand_point(room)
+        self.last_path = [*getattr(self, "last_path", []), from_habitat(point)]
+        self.distance += 2 * rise
+        self.position = point
+
     def _face(self, fixture: str) -> None:
         c = to_habitat(self.graph.objects[self.oid_of[fixture]].location)
         self.yaw = float(np.arctan2(-(c[0] - self.position[0]), -(c[2] - self.position[2])))
@@ -366,7 +405,13 @@ class HabitatExecutor(Executor):
     def execute(self, action: Any, add: frozenset[Atom], delete: frozenset[Atom]) -> str:
         name, args = action.name, action.args
         if name == "move":
-            error = self._walk(self._stand_point(args[2]))
+            here, there = (self.graph.rooms[self.scene.node_of[r][1]].floor for r in args[1:3])
+            if here == there:
+                error = self._walk(self._stand_point(args[2]))
+            else:  # stairs: to the staircase room's stand point, then out at the room it leads to
+                error = self._walk(self._stand_point(args[1]))
+                if not error:
+                    self._take_stairs(args[2], abs(self._levels[there] - self._levels[here]))
         else:
             target = next((a for a in args[1:] if a in self.oid_of and self.oid_of[a] not in self.bodies), None)
             error = ""

@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from servicerobot.envs.habitat.walkways import Walkway, plan_walkways
+from servicerobot.envs.habitat.walkways import Obstacles, Walkway, door_spot, plan_walkways
 from servicerobot.errors import DependencyNotInstalled, install_hint
 from servicerobot.scenes.gibson import SINK_DEPTH, SceneGraph3D, adjacent_rooms, class_type
 from servicerobot.scenes.gibson_classes import ITEM_TYPES, class_key
 
-__all__ = ["WALL_HEIGHT", "Stage", "build_stage", "from_habitat", "front_side", "to_habitat"]
+__all__ = ["FLOOR_GAP", "WALL_HEIGHT", "Stage", "build_stage", "floor_levels", "from_habitat", "front_side",
+           "stage_layout", "to_habitat"]
 
 WALL_HEIGHT, WALL_T, DOOR_W, DOOR_H, SHELL_T = 2.6, 0.1, 1.0, 2.1, 0.03
+FLOOR_GAP = 4.0  # metres between floors laid side by side in the stage
 FRONT_OPEN = frozenset({"openable", "fridge", "washer", "dryer"})
 TOP_OPEN = frozenset({"container", "trashcan", "sink"})
 # Matterport3D region letters for Gibson room categories (what a .house can say).
@@ -43,6 +45,38 @@ def from_habitat(q) -> np.ndarray:
     """habitat (x, y up, z) -> 3DSG (x, y, z up) = (x, -z, y)."""
     q = np.asarray(q, dtype=float)
     return np.array([q[..., 0], -q[..., 2], q[..., 1]]).T if q.ndim > 1 else np.array([q[0], -q[2], q[1]])
+
+
+def floor_levels(sg: SceneGraph3D) -> dict[str, float]:
+    """Each floor's level (z of its floor): the median bottom of its rooms' boxes (0 where no box has a height),
+    lowest floor first."""
+    bottoms: dict[str, list[float]] = {}
+    for r in sg.rooms.values():
+        bottoms.setdefault(r.floor, [])
+        if r.size[2] > 0:
+            bottoms[r.floor].append(r.location[2] - r.size[2] / 2)
+    levels = {f: float(np.median(b)) if b else 0.0 for f, b in bottoms.items()}
+    return dict(sorted(levels.items(), key=lambda fl: (fl[1], fl[0])))
+
+
+def stage_layout(sg: SceneGraph3D) -> SceneGraph3D:
+    """`sg` as the stage lays it out: each floor's level at z = 0 and, in a building of several floors, the
+    floors side by side along x (lowest first, one building width plus `FLOOR_GAP` apart), so one floor's
+    walls and furniture never meet another's. Stairs are not geometry: the executor takes the robot from a
+    staircase room to the room it leads to. A one-floor building whose floor is at 0 is returned as it is."""
+    levels = floor_levels(sg)
+    if len(levels) == 1 and abs(next(iter(levels.values()))) < 1e-6:
+        return sg
+    lo = min(r.location[0] - r.size[0] / 2 for r in sg.rooms.values())
+    hi = max(r.location[0] + r.size[0] / 2 for r in sg.rooms.values())
+    shift = {f: np.array([k * (hi - lo + FLOOR_GAP), 0.0, -level]) for k, (f, level) in enumerate(levels.items())}
+    out = sg.copy()
+    out.rooms = {rid: replace(r, location=tuple(float(v) for v in np.add(r.location, shift[r.floor])))
+                 for rid, r in sg.rooms.items()}
+    out.objects = {oid: replace(o, location=tuple(float(v) for v in
+                                                  np.add(o.location, shift[sg.rooms[o.parent_room].floor])))
+                   for oid, o in sg.objects.items()}
+    return out
 
 
 @dataclass
@@ -129,10 +163,14 @@ def _wall_boxes(sg: SceneGraph3D, doors: list[tuple[int, int]]) -> tuple[list, l
     """Wall slabs around every room, with a doorway (and a lintel) in the middle of each shared wall; floor
     patches over the gap between rooms that nearly touch; walkways joining rooms no doorway reaches."""
     rooms = sg.rooms
+    # Doorways and walkways go where no furniture stands in front of them (real 3DSGs furnish the walls).
+    obstacles = Obstacles(o.box for o in sg.objects.values() if class_type(o.class_) not in ITEM_TYPES)
     boxes, doorways, floors = [], [], []
     gaps: dict[tuple[int, int], list[tuple[float, float, float]]] = {}  # (room, side) -> (lo, hi, along)
     for a, b in doors:
         ra, rb = rooms[a], rooms[b]
+        if ra.floor != rb.floor:  # stairs
+            continue
         alo, ahi = np.subtract(ra.location, np.divide(ra.size, 2)), np.add(ra.location, np.divide(ra.size, 2))
         blo, bhi = np.subtract(rb.location, np.divide(rb.size, 2)), np.add(rb.location, np.divide(rb.size, 2))
         for axis in (0, 1):
@@ -142,8 +180,9 @@ def _wall_boxes(sg: SceneGraph3D, doors: list[tuple[int, int]]) -> tuple[list, l
                 width = min(DOOR_W, hi_o - lo_o - 0.1)  # a shared wall of 1 m (adjacent_rooms' least) gets 0.9
                 if width < 0.9 - 1e-6:
                     continue
-                mid = (lo_o + hi_o) / 2
                 a_side = 1 if abs(ahi[axis] - blo[axis]) < 0.31 else -1
+                mid = door_spot(obstacles, axis, ahi[axis] if a_side > 0 else alo[axis], lo_o + 0.05, hi_o - 0.05,
+                                width)
                 gaps.setdefault((a, axis * 2 + (a_side > 0)), []).append((mid - width / 2, mid + width / 2, mid))
                 gaps.setdefault((b, axis * 2 + (a_side < 0)), []).append((mid - width / 2, mid + width / 2, mid))
                 plane = ahi[axis] if a_side > 0 else alo[axis]
@@ -157,7 +196,10 @@ def _wall_boxes(sg: SceneGraph3D, doors: list[tuple[int, int]]) -> tuple[list, l
                 centre[axis], centre[other] = plane, mid
                 doorways.append((a, b, centre))
                 break
-    walkways = plan_walkways(rooms, [(a, b) for a, b, _ in doorways])
+    walkways = []
+    for floor in sorted({r.floor for r in rooms.values()}):  # floors meet by stairs, not walkways
+        mine = {rid: r for rid, r in rooms.items() if r.floor == floor}
+        walkways += plan_walkways(mine, [(a, b) for a, b, _ in doorways if a in mine and b in mine], obstacles, DOOR_W)
     for w in walkways:
         floors.extend(w.floors)
         for room, side, along in w.doors:
