@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from servicerobot.envs.habitat.hosting import HostingScenes
 from servicerobot.envs.household.world import HouseholdOptions, HouseholdWorld
 from servicerobot.envs.world import NodeNeeds
 from servicerobot.errors import SceneError
@@ -40,6 +41,9 @@ def make_habitat_world(size: Any = "default", n_tasks: int | None = None, event_
             episode), a `SceneGraph3D`, or None for a freshly generated Gibson-like building per episode.
         simulator: "symbolic" (the PDDL interpreter alone) or "habitat" (habitat-sim executes and perceives).
         n_people, n_rooms (generated buildings only), connectivity ("auto" | "adjacency" | "full").
+        task_kinds: the task kinds to ask for (default all); a given building that can host none of them (no
+            bed for make_bed, no washer and dryer for laundry...) raises `SceneError`, and generated buildings
+            are drawn again until they host them (`envs.habitat.hosting`).
         executor_options: the habitat executor's camera and perception settings (`HabitatExecutor`).
     """
     if simulator not in SIMULATORS:
@@ -54,7 +58,12 @@ def make_habitat_world(size: Any = "default", n_tasks: int | None = None, event_
         raise SceneError(f"options {sorted(executor_options)} need simulator='habitat'")
     if scene_graph is not None and n_rooms is not None:
         raise SceneError("n_rooms is for generated buildings; it cannot resize a given scene_graph")
-    source = GibsonScenes(scene_graph, n_people=n_people, n_rooms=n_rooms, connectivity=connectivity)
+    if task_kinds is None:
+        source = GibsonScenes(scene_graph, n_people=n_people, n_rooms=n_rooms, connectivity=connectivity)
+    else:  # the buildings must host the kinds asked for (a bed to make...): refused or drawn again, not taskless
+        HouseholdOptions(task_kinds=tuple(task_kinds))  # unknown kinds: the options' own error first
+        source = HostingScenes(scene_graph, task_kinds, n_people=n_people, n_rooms=n_rooms,
+                               connectivity=connectivity)
     opts = {"n_tasks": n_tasks, "event_rate": event_rate, "disturbance_prob": disturbance_prob,
             "task_kinds": tuple(task_kinds) if task_kinds is not None else None}
     options = HouseholdOptions(**{k: v for k, v in opts.items() if v is not None})
