@@ -1,6 +1,6 @@
 """Habitat/Gibson world figures (JSON): adapter accuracy, task success, speed. Runs inside the habitat sandbox:
 
-    ../shared/habitat-sandbox/run --pip -e . -- python benchmarks/habitat_adapter.py [--quick] [--part P]
+    sudo scripts/habitat-sim run -- python benchmarks/habitat_adapter.py [--quick] [--part P]
 
 adapter: over seeded generated scenes x robot poses (half the containers opened), precision and recall
   of the adapter's percept (semantic + depth through habitat-sim) against the symbolic ground truth:
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> None:
 
         result["habitat_sim"] = habitat_sim.__version__
     except ImportError:  # an optional part: say so in the JSON (`servicerobot bench` lists it as skipped)
-        reason = "habitat_sim is not importable: run this inside ../shared/habitat-sandbox (see its README)"
+        reason = "habitat_sim is not importable: run this inside scripts/habitat-sim's root (docs/install.md)"
         print(reason, file=sys.stderr)
         print(json.dumps({**result, "skipped": reason}))
         return

@@ -1,6 +1,6 @@
 """Oracle success in habitat-sim on real-format buildings whose rooms share no wall (JSON). Runs in the sandbox:
 
-    ../shared/habitat-sandbox/run --pip -e . -- python benchmarks/habitat_real_layout.py [--quick]
+    sudo scripts/habitat-sim run -- python benchmarks/habitat_real_layout.py [--quick]
         [--building Parlow|Stairwick|PATH ...] [--seeds N] [--tasks K] [--simulator habitat|symbolic]
 
 Buildings: `Parlow` (one floor) and `Stairwick` (two floors, a staircase on each) are written by
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             import habitat_sim
         except ImportError:
-            reason = "habitat_sim is not importable: run this inside ../shared/habitat-sandbox (see its README)"
+            reason = "habitat_sim is not importable: run this inside scripts/habitat-sim's root (docs/install.md)"
             print(reason, file=sys.stderr)
             print(json.dumps({**result, "skipped": reason}))
             return

@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 from openai_server import serve
 
-# tests/habitat need habitat-sim: they run inside ../shared/habitat-sandbox (see test_habitat_sandbox.py),
+# tests/habitat need habitat-sim: they run inside the root of scripts/habitat-sim (see test_habitat_sandbox.py),
 # or here when habitat_sim is installed.
 collect_ignore = [] if importlib.util.find_spec("habitat_sim") else ["habitat"]
 

@@ -1,4 +1,4 @@
-"""The Habitat/Gibson world against the real habitat-sim (run inside ../shared/habitat-sandbox; docs/habitat.md)."""
+"""The Habitat/Gibson world against the real habitat-sim (run inside scripts/habitat-sim's root; docs/install.md)."""
 
 import json
 

@@ -1,6 +1,6 @@
 """How the habitat robot looks: two head tilts, driving to look at receptacles it cannot see, where it stands.
 
-Runs inside ../shared/habitat-sandbox against the real habitat-sim (docs/habitat.md).
+Runs inside scripts/habitat-sim's root against the real habitat-sim (docs/habitat.md).
 """
 
 import numpy as np
