@@ -121,7 +121,7 @@ def _offline(inst, task: str) -> dict:
 
 
 def run(root: Path, url: str | None, rows_path: Path | None, only: set[str] | None = None,
-        offline: bool = True) -> list[dict]:
+        offline: bool = True, timeout: float = 120.0) -> list[dict]:
     from servicerobot.envs.context_matters import read_split, split_names
     from servicerobot.experiments.cm_language import solve_in_split_domain
 
@@ -129,7 +129,7 @@ def run(root: Path, url: str | None, rows_path: Path | None, only: set[str] | No
     if url:
         from servicerobot.language.local_server import local_interpreter
 
-        interpreter = local_interpreter(url)
+        interpreter = local_interpreter(url, timeout=timeout)
     instances = [inst for split in split_names(root) for inst in read_split(root, split)]
     # split by split: the model server keeps the prompt prefix (the split domain's vocabulary) between calls
     instances.sort(key=lambda inst: (inst.split, int(inst.problem.rsplit("_", 1)[1])))
@@ -166,10 +166,12 @@ def summary(rows: list[dict]) -> dict:
         got = [r[method] for r in rows if method in r]
         if not got:
             continue
-        labelled = [g for g in got if g.get("agreement") is not None]
+        # agreement over every instance with relaxation_expected, failed ones included (they did not relax)
+        labelled = [(r[method], r["relaxation_expected"]) for r in rows
+                    if method in r and r["relaxation_expected"] is not None]
         row = {"n": len(got), "success": sum(bool(g["success"]) for g in got),
                "acceptable_goal": sum(bool(g["acceptable_goal"]) for g in got),
-               "agreement": f"{sum(bool(g['agreement']) for g in labelled)}/{len(labelled)}",
+               "agreement": f"{sum(bool(g['relaxed']) == e for g, e in labelled)}/{len(labelled)}",
                "by_split": {}}
         for split in sorted({r["split"] for r in rows}):
             mine = [r[method] for r in rows if method in r and r["split"] == split]
@@ -196,7 +198,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", default=None, help="append one JSON row per instance to this file as it ends")
     parser.add_argument("--quick", action="store_true", help="6 instances, offline only")
     parser.add_argument("--no-offline", action="store_true", help="only the chooser's rows (needs --url)")
+    parser.add_argument("--only", nargs="+", default=None, metavar="KEY", help="only these instances "
+                        "(split/Scene/problem_k), e.g. to rerun one whose model call timed out")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per model call (default 120)")
+    parser.add_argument("--from-rows", nargs="+", default=None, metavar="FILE",
+                        help="no run: summarise rows files of earlier runs (rows of one instance merged by key)")
     args = parser.parse_args(argv)
+    if args.from_rows:
+        merged: dict[str, dict] = {}
+        for path in args.from_rows:
+            for line in Path(path).read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    merged.setdefault(row["key"], {}).update(row)
+        rows = list(merged.values())
+        print(json.dumps({"instances": len(rows), "summary": summary(rows)}, indent=1))
+        return 0
     n = 6 if args.quick else args.n
     url = None if args.quick else args.url
     with tempfile.TemporaryDirectory() as tmp:
@@ -204,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         root.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         splits = write(root, n)
-        rows = run(root, url, Path(args.rows) if args.rows else None, offline=not args.no_offline)
+        rows = run(root, url, Path(args.rows) if args.rows else None, set(args.only) if args.only else None,
+                   offline=not args.no_offline, timeout=args.timeout)
         print(json.dumps({"instances": len(rows), "splits": splits, "seconds": round(time.perf_counter() - t0, 1),
                           "summary": summary(rows)}, indent=1))
     return 0
