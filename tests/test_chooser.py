@@ -5,12 +5,13 @@ test_local_llm*.py)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from servicerobot.language.base import LanguageModelError, Scored
 from servicerobot.language.candidates import delta_candidates, goal_candidates, merge, relevance, words
-from servicerobot.language.chooser import ChoosingInterpreter, format_delta, format_goal
+from servicerobot.language.chooser import ChoosingInterpreter, format_delta
 from servicerobot.language.compact import _shown_facts, compact_request, prompt_view
 from servicerobot.language.scoring import TokenTrie
 from servicerobot.memory.triplets import Delta
@@ -41,7 +42,7 @@ class Prefers:
         self.calls: list[dict] = []
 
     def score(self, messages, answers, *, slot=None, beam=None) -> Scored:
-        self.calls.append({"slot": slot, "answers": list(answers), "beam": beam})
+        self.calls.append({"slot": slot, "answers": list(answers), "beam": beam, "messages": messages})
 
         def lp(answer: str) -> float:
             if answer in self.wanted:
@@ -116,8 +117,9 @@ def test_people_move_only_to_rooms_the_words_name(place):
         model = Prefers()
         ChoosingInterpreter(model).interpret_update(item.text, item.speaker, context)
         answers = model.calls[0]["answers"]
-        assert sum('"in-room"' in a for a in answers) == moves, answers
-    assert format_delta(item.delta) in answers
+        people = "|".join(e["noun"] for e in context.entities.values() if e.get("type") == "person")
+        assert sum(bool(re.match(rf"Now: ({people}) is in ", a)) for a in answers) == moves, answers
+    assert "Now: Hiro is in Hiro's bedroom" in answers  # u54's true change, said in English
 
 
 def test_merge_refuses_one_thing_in_two_places():
@@ -131,7 +133,7 @@ def test_merge_refuses_one_thing_in_two_places():
 
 def test_the_chooser_returns_the_answer_the_model_prefers(place):
     item = _item("t01")
-    model = Prefers(format_goal("(on bowl_1 dining_table_1)"))
+    model = Prefers("Done when: the teal bowl is on the dining table")
     chooser = ChoosingInterpreter(model)
     assert chooser.interpret_task(item.text, item.speaker, place.context(item)) == "(on bowl_1 dining_table_1)"
     assert model.calls[0]["slot"] == "goal" and model.calls[0]["beam"] == 8  # many candidates: a beam
@@ -142,17 +144,32 @@ def test_the_chooser_returns_the_answer_the_model_prefers(place):
 def test_the_chooser_builds_conjunctions_of_the_best_singles(place):
     item = _item("t41")  # "The bread should be chilled in the fridge."
     both = "(and (inside bread_1 fridge_1) (cold bread_1))"
-    model = Prefers(format_goal(both), format_goal("(inside bread_1 fridge_1)"), format_goal("(cold bread_1)"))
+    model = Prefers("Done when: the bread is in the fridge and cold", "Done when: the bread is in the fridge",
+                    "Done when: the bread is cold")
     chooser = ChoosingInterpreter(model)
     assert chooser.interpret_task(item.text, item.speaker, place.context(item)) == both
-    assert format_goal(both) in model.calls[1]["answers"]
+    assert "Done when: the bread is in the fridge and cold" in model.calls[1]["answers"]
+    # the prompt says the things and facts in words, as the answers do
+    prompt = model.calls[0]["messages"][-1]["content"]
+    assert "the bread" in prompt and "bread_1" not in prompt and prompt.endswith('"The bread should be chilled in '
+                                                                                 'the fridge."')
+
+
+def test_the_chooser_refuses_a_goal_the_planner_refused(place):
+    item = _item("t01")
+    model = Prefers("Done when: the teal bowl is on the dining table", "Done when: the teal bowl is on the counter")
+    chooser = ChoosingInterpreter(model)
+    context = place.context(item)
+    again = chooser.interpret_task(item.text, item.speaker, context,
+                                   feedback=["(on bowl_1 dining_table_1): the planner found no plan"])
+    assert again != "(on bowl_1 dining_table_1)"
+    assert "Done when: the teal bowl is on the dining table" not in model.calls[0]["answers"]
 
 
 def test_the_chooser_reads_updates_and_kinds(place):
     item = _item("u60")  # the yogurt left the fridge for the counter and is no longer cold
-    model = Prefers(format_delta(item.delta), format_delta(Delta.of(
-        [Atom("inside", ("yogurt_2", "fridge_1"))], [Atom("on", ("yogurt_2", "counter_1"))])),
-        format_delta(Delta.of([Atom("cold", ("yogurt_2",))], [])), json.dumps({"kind": "update"}))
+    model = Prefers("Now: the new yogurt is on the counter and not cold", "Now: the new yogurt is on the counter",
+                    "Now: the new yogurt is not cold", json.dumps({"kind": "update"}))
     chooser = ChoosingInterpreter(model)
     assert chooser.interpret_update(item.text, item.speaker, place.context(item)) == item.delta
     assert chooser.classify(item.text, item.speaker) == "update"
@@ -164,7 +181,6 @@ def test_answers_use_the_few_shot_format():
                      [Atom("inside", ("cup_3", "dishwasher_1"))])
     assert format_delta(delta) == ('{"REMOVE": [["lamp_2", "light-on", "true"], ["cup_3", "on", "table_1"]], '
                                    '"ADD": [["cup_3", "inside", "dishwasher_1"]]}')
-    assert format_goal("(on book_4 shelf_1)") == '{"goal": "(on book_4 shelf_1)"}'
 
 
 def test_without_a_generator_retrieval_queries_are_refused_with_the_reason(place):

@@ -7,7 +7,9 @@ evaluation over the candidates' token trie) and keeps the most likely:
 
 - classification: `{"kind": "task"}` against `{"kind": "update"}`;
 - tasks: the goals of `candidates.goal_candidates` over the shown names (controllable, not true now,
-  `forall` over types), then conjunctions of the best few;
+  `forall` over types), then conjunctions of the best few, each said in English (`verbalize.Verbalizer`:
+  "Done when: the bread is in the fridge and cold") after a prompt that shows the things and facts in
+  English too: the 1.5B model chose the right goal for 36 of 50 paraphrased tasks so, 30 in PDDL;
 - updates: the changes of `candidates.delta_candidates` that agree with memory, then unions of the best few.
 
 With no candidate at all (nothing shown that the domain's actions can change) a task or an update goes to
@@ -18,27 +20,38 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+import string
 from itertools import combinations
 
 from servicerobot.language.base import LanguageModelError, ScoringModel, Usage
 from servicerobot.language.candidates import delta_candidates, goal_candidates, merge, relevance, signatures
-from servicerobot.language.compact import SCHEMA_TITLES, compact_request, prompt_view
+from servicerobot.language.compact import SCHEMA_TITLES, compact_request, load_turns, prompt_view
 from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, QueryGraph, entity_phrase
+from servicerobot.language.verbalize import Verbalizer
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom
 
-__all__ = ["ChoosingInterpreter", "format_delta", "format_goal"]
+__all__ = ["ChoosingInterpreter", "format_delta", "english_messages"]
 
 _MAX_CANDIDATES = 160  # candidates scored per call (the most relevant kept)
-_PAIRS_FROM = 4
+_PAIRS_FROM = 4  # unions of updates are formed from this many best single changes
+_CONJOIN_FROM = 6  # conjunctions of goals from this many best single goals
+_DONE = "Done when: "  # how the English task prompt's answers begin
+_NOW = "Now: "  # how the English update prompt's answers begin
 _UNION_MARGIN = 3.0  # unions are formed of single changes at most this many nats below the best
 _FOCUS = 4  # movable things and fixtures a reported change may be about (the most strongly named)
-_BEAM = 8  # partial answers kept at each branching of the candidates (None: score every candidate)  # conjunctions / unions are formed from this many best single answers
+_BEAM = 8  # partial answers kept at each branching of the candidates (None: score every candidate)
 
 
-def format_goal(goal: str) -> str:
-    """A goal as the compact task prompt's few-shot answers write it."""
-    return json.dumps({"goal": goal})
+def english_messages(prompt: str, text: str, speaker: str, view: tuple[list[Atom], list[str]],
+                     say: Verbalizer) -> list[dict]:
+    """An English prompt (`prompts/compact_choose_<prompt>.txt`, "task" or "update"): the shown things and
+    facts in words."""
+    facts = [say.fact(a.predicate, a.args) for a in view[0] if a.args]
+    values = {"things": ", ".join(say.name(n) for n in view[1]) or "none", "facts": "; ".join(facts) or "none",
+              "speaker": (speaker or "Someone")[:1].upper() + (speaker or "Someone")[1:], "text": text.strip()}
+    return [{"role": role, "content": template.substitute(values)}
+            for role, template in load_turns(f"choose_{prompt}")]
 
 
 def _triplet(atom: Atom) -> list[str]:
@@ -115,10 +128,11 @@ class ChoosingInterpreter:
         return [options[i] for i in sorted(order[:self.max_candidates])]
 
     def interpret_task(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> str:
-        """The likeliest goal among the enumerated ones and conjunctions of the best few."""
+        """The likeliest goal among the enumerated ones and conjunctions of the best few, said in English."""
         rel = relevance(context, text, speaker)
         view = prompt_view(context, text, speaker, self.max_facts, rel)
-        messages, _ = compact_request("task", text, speaker, context, max_facts=self.max_facts, view=view)
+        say = Verbalizer(context.entities, view[1])
+        messages = english_messages("task", text, speaker, view, say)
         options = goal_candidates(context, view[1])
         if feedback:  # a goal the planner or parser refused: never offer it again
             refused = " ".join(feedback)
@@ -126,12 +140,13 @@ class ChoosingInterpreter:
         if not options:
             return self._generate("interpret_task", text, speaker, context, feedback)
         options = self._ranked(options, _args, rel)
-        best, best_lp, totals = self._choose("task", messages, options, format_goal)
-        top = [options[i] for i in sorted(range(len(options)), key=lambda i: -totals[i])[:_PAIRS_FROM]
+        render = lambda goal: _DONE + say.goal(goal)  # noqa: E731
+        best, best_lp, totals = self._choose("task", messages, options, render)
+        top = [options[i] for i in sorted(range(len(options)), key=lambda i: -totals[i])[:_CONJOIN_FROM]
                if totals[i] > float("-inf")]
         conjunctions = _conjunctions(top, _kept_true(context, top))
         if conjunctions:
-            both, both_lp, _ = self._choose("task", messages, conjunctions, format_goal)
+            both, both_lp, _ = self._choose("task", messages, conjunctions, render)
             if both_lp > best_lp:
                 return both
         return best
@@ -140,7 +155,9 @@ class ChoosingInterpreter:
         """The likeliest change among the enumerated ones and unions of the best few."""
         rel = relevance(context, text, speaker)
         view = prompt_view(context, text, speaker, self.max_facts, rel)
-        messages, _ = compact_request("update", text, speaker, context, max_facts=self.max_facts, view=view)
+        say = Verbalizer(context.entities, view[1])
+        messages = english_messages("update", text, speaker, view, say)
+        render = lambda d: _NOW + say.change(d.remove, d.add)  # noqa: E731
         names = view[1]
         named_rooms = [n for n in rel if context.entities[n].get("type") == "room"]
         options = delta_candidates(context, _focus(context, names, rel), rooms=named_rooms)
@@ -149,13 +166,13 @@ class ChoosingInterpreter:
         if not options:
             return self._generate("interpret_update", text, speaker, context, feedback)
         options = self._ranked(options, lambda d: [n for a in d.add | d.remove for n in a.args], rel)
-        best, best_lp, totals = self._choose("update", messages, options, format_delta)
+        best, best_lp, totals = self._choose("update", messages, options, render)
         self._answered[text] = format_delta(best)
         order = sorted(range(len(options)), key=lambda i: -totals[i])
         top = [options[i] for i in order[:_PAIRS_FROM] if totals[i] >= best_lp - _UNION_MARGIN]
         unions = [u for a, b in combinations(top, 2) if (u := merge([a, b])) is not None]
         if unions:
-            union, union_lp, _ = self._choose("update", messages, unions, format_delta)
+            union, union_lp, _ = self._choose("update", messages, unions, render)
             if union_lp > best_lp:
                 self._answered[text] = format_delta(union)
                 return union
