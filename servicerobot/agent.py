@@ -49,6 +49,7 @@ from servicerobot.pddl import (
     write_problem,
 )
 from servicerobot.pddl import Interpreter as PDDLInterpreter
+from servicerobot.pddl.sexpr import parse_sexpr
 from servicerobot.planners import FastDownward, Planner
 from servicerobot.planners.goal_compilation import conjunctive_goal, goal_names
 from servicerobot.planners.relaxation.core import keep_achievable
@@ -280,9 +281,34 @@ class ServiceAgent:
                 feedback = [f"the goal is not valid PDDL for this domain: {exc}"]
                 continue
             task.goal = goal
+            self._doubt(goal)
             return
         task.goal = None
         task.failure = self._fail(*failure, "task")
+
+    def _doubt(self, goal: str) -> None:
+        """A request is news: when memory already holds a new task's whole goal, the person would not have
+        asked, so memory is taken to be stale about the goal's one-argument literals ("make the bed" while
+        memory believes it made: the bed is unmade) and the plan achieves them instead of the task being
+        believed done at once. Relations (`on`, `inside`) are left alone: memory must keep a place for a thing."""
+        if self.memory is None or not self._pddl_interpreter().compile_goal(goal).holds(self.memory.facts):
+            return
+        try:
+            expr = parse_sexpr(goal)
+        except PDDLError:
+            return
+        parts = list(expr[1:]) if expr and str(expr[0]) == "and" else [expr]
+        remove, add = [], []
+        for part in parts:
+            negated = not isinstance(part, str) and str(part[0]) == "not" and not isinstance(part[1], str)
+            literal = part[1] if negated else part
+            if isinstance(literal, str) or len(literal) != 2 or not isinstance(literal[1], str) or \
+                    str(literal[0]) not in self.domain.predicates:
+                continue
+            atom = Atom(str(literal[0]), (str(literal[1]),))
+            (add if negated else remove).append(atom)
+        if remove or add:
+            self.memory.apply(Delta.of(remove, add), "request", len(self.steps), goal)
 
     # ------------------------------------------------------------------ retrieval and planning
     def _retrieve_for(self, text: str, speaker: str, task: _TaskState | None = None):

@@ -115,3 +115,32 @@ def test_a_seeing_agent_goes_to_look_when_memory_thinks_the_task_is_done():
     info = _run(env, agent, 1)
     assert info["tasks_completed"] == 2
     assert agent.replans >= 1 and any(s.action.startswith("(make-bed") for s in agent.steps)
+
+
+def test_a_request_for_what_memory_believes_done_makes_memory_doubt_it():
+    """"Make the bed" while memory believes the bed made: the person would not ask, so memory drops the
+    one-argument facts of the goal and the plan makes the bed; places (`on`) stay, and nothing changes when
+    the goal does not already hold."""
+    import gymnasium as gym
+
+    from servicerobot.agent import ServiceAgent
+    from servicerobot.memory.triplets import Delta
+    from servicerobot.pddl import Atom
+
+    env = gym.make("ServiceRobot-v0", size="small", n_tasks=1)
+    obs, _ = env.reset(seed=0)
+    agent = ServiceAgent.from_env(env)
+    agent.act(obs)
+    kg = agent.memory
+    bed = kg.of_type("bed")[0]
+    item, place = next((a.args[0], a.args[1]) for a in kg.facts if a.predicate == "on")
+    kg.apply(Delta.of([Atom("dirty", (item,))], [Atom("made", (bed,))]), "test", 0)
+    agent._doubt(f"(and (made {bed}) (on {item} {place}))")
+    assert Atom("made", (bed,)) not in kg and Atom("on", (item, place)) in kg
+    assert kg.history[-1].source == "request"
+    agent._doubt(f"(not (dirty {item}))")  # memory holds it clean: the request says it is dirty
+    assert Atom("dirty", (item,)) in kg
+    version = kg.version
+    agent._doubt(f"(made {bed})")  # not believed done now: nothing to doubt
+    assert kg.version == version
+    env.close()

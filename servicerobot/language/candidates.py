@@ -177,14 +177,21 @@ def _absorbing(domain: Domain, sig: Signatures) -> list[str]:
     return [p for p, d in domain.predicates.items() if len(d.params) == 1 and p in sig.add and p not in sig.delete]
 
 
-def goal_candidates(context: Context, names: Sequence[str], facts: Iterable[Atom] | None = None) -> list[str]:
+def goal_candidates(context: Context, names: Sequence[str], facts: Iterable[Atom] | None = None,
+                    asked: Sequence[str] = ()) -> list[str]:
     """Goals the robot could be asked for over `names`: single literals that some action can make hold and
-    that do not hold in memory now (negated only for one-argument predicates), then `forall` goals over a type (each unary literal, the same with an
-    end state such as `discarded` accepted instead, and `imply` from any unary condition to an end state)."""
+    that do not hold in memory now (negated only for one-argument predicates), then `forall` goals over a
+    type (each unary literal, the same with an end state such as `discarded` accepted instead, and `imply`
+    from any unary condition to an end state).
+
+    For the things in `asked` (those the words name most strongly) one-argument literals are offered
+    whether memory holds them or not: a request is news, so "could you make Hiro's bed?" may mean the bed
+    memory believes made is not (the agent then doubts what memory says, `ServiceAgent`)."""
     domain = context.domain
     sig = signatures(domain)
     now = set(context.facts if facts is None else facts)
     names = [n for n in names if n != context.robot]
+    asked = set(asked)
     out: list[str] = []
     for pred, decl in domain.predicates.items():
         if not 1 <= len(decl.params) <= 2:
@@ -194,9 +201,9 @@ def goal_candidates(context: Context, names: Sequence[str], facts: Iterable[Atom
         for combo in combos:
             types = [_type_of(context, n) for n in combo]
             atom = Atom(pred, combo)
-            if atom not in now and sig.can(domain, pred, types, True):
+            if (atom not in now or combo[0] in asked and len(combo) == 1) and sig.can(domain, pred, types, True):
                 out.append(str(atom))
-            elif atom in now and len(combo) == 1 and sig.can(domain, pred, types, False):
+            if len(combo) == 1 and (atom in now or combo[0] in asked) and sig.can(domain, pred, types, False):
                 out.append(f"(not {atom})")  # a relation goal says where a thing should be, not where not
     absorbing = _absorbing(domain, sig)
     for pred, decl in domain.predicates.items():

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-import string
 from itertools import combinations
 
 from servicerobot.language.base import LanguageModelError, ScoringModel, Usage
@@ -31,7 +30,7 @@ from servicerobot.language.verbalize import Verbalizer
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom
 
-__all__ = ["ChoosingInterpreter", "format_delta", "english_messages"]
+__all__ = ["ChoosingInterpreter", "english_messages", "format_delta"]
 
 _MAX_CANDIDATES = 160  # candidates scored per call (the most relevant kept)
 _PAIRS_FROM = 4  # unions of updates are formed from this many best single changes
@@ -120,10 +119,12 @@ class ChoosingInterpreter:
         return kind
 
     def _ranked(self, options: list, names_of, rel: dict[str, float]) -> list:
-        """At most `max_candidates` options, those naming what the utterance names most strongly first."""
+        """At most `max_candidates` options, those naming what the utterance names most strongly first; a
+        quantified goal names no thing and is always kept ("throw away anything broken" in a big house)."""
         if len(options) <= self.max_candidates:
             return options
-        score = [sum(rel.get(n, 0.0) for n in set(names_of(o))) for o in options]
+        score = [float("inf") if isinstance(o, str) and o.startswith("(forall") else
+                 sum(rel.get(n, 0.0) for n in set(names_of(o))) for o in options]
         order = sorted(range(len(options)), key=lambda i: -score[i])  # stable: enumeration order breaks ties
         return [options[i] for i in sorted(order[:self.max_candidates])]
 
@@ -133,14 +134,14 @@ class ChoosingInterpreter:
         view = prompt_view(context, text, speaker, self.max_facts, rel)
         say = Verbalizer(context.entities, view[1])
         messages = english_messages("task", text, speaker, view, say)
-        options = goal_candidates(context, view[1])
+        options = goal_candidates(context, view[1], asked=_asked(context, view[1], rel))
         if feedback:  # a goal the planner or parser refused: never offer it again
             refused = " ".join(feedback)
             options = [g for g in options if g not in refused] or options
         if not options:
             return self._generate("interpret_task", text, speaker, context, feedback)
         options = self._ranked(options, _args, rel)
-        render = lambda goal: _DONE + say.goal(goal)  # noqa: E731
+        render = lambda goal: _DONE + say.goal(goal)
         best, best_lp, totals = self._choose("task", messages, options, render)
         top = [options[i] for i in sorted(range(len(options)), key=lambda i: -totals[i])[:_CONJOIN_FROM]
                if totals[i] > float("-inf")]
@@ -157,7 +158,7 @@ class ChoosingInterpreter:
         view = prompt_view(context, text, speaker, self.max_facts, rel)
         say = Verbalizer(context.entities, view[1])
         messages = english_messages("update", text, speaker, view, say)
-        render = lambda d: _NOW + say.change(d.remove, d.add)  # noqa: E731
+        render = lambda d: _NOW + say.change(d.remove, d.add)
         names = view[1]
         named_rooms = [n for n in rel if context.entities[n].get("type") == "room"]
         options = delta_candidates(context, _focus(context, names, rel), rooms=named_rooms)
@@ -229,6 +230,16 @@ def _focus(context: Context, names: Sequence[str], rel: dict[str, float]) -> lis
     rooms = {entity_phrase(context.entities[n]) for n in named if context.entities[n].get("type") == "room"}
     out += [n for n in names if fixed(n) and context.entities[n].get("room") in rooms]  # "the kitchen is lit"
     return sorted(set(out))
+
+
+def _asked(context: Context, names: Sequence[str], rel: dict[str, float], most: int = 3) -> list[str]:
+    """The things (not people or rooms) the words name most strongly: at most `most`, within 1 of the best."""
+    things = [n for n in names if rel.get(n, 0) > 0 and context.entities.get(n, {}).get("type") not in
+              ("person", "room", "robot")]
+    if not things:
+        return []
+    best = max(rel[n] for n in things)
+    return sorted((n for n in things if rel[n] >= best - 1.0), key=lambda n: (-rel[n], n))[:most]
 
 
 def _kept_true(context: Context, goals: Sequence[str]) -> list[str]:
