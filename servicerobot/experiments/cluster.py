@@ -225,8 +225,16 @@ class ModelServers:
                 shared.append(item)
         return cls(tuple(by_node), template, tuple(shared))
 
+    def own(self, node_ip: str, nodes: Iterable[dict] = ()) -> list[str]:
+        """The URLs of the server(s) on `node_ip` itself (`nodes`: at least that node's `ray.nodes()` entry)."""
+        return self._split(node_ip, nodes)[0]
+
     def candidates(self, node_ip: str, nodes: Iterable[dict] = ()) -> list[str]:
         """The URLs a worker on `node_ip` tries, in order: its node's, the other nodes', the shared ones."""
+        own, others = self._split(node_ip, nodes)
+        return list(dict.fromkeys(own + [url for _, url in sorted(others)] + list(self.shared)))
+
+    def _split(self, node_ip: str, nodes: Iterable[dict]) -> tuple[list[str], list[tuple[str, str]]]:
         own: list[str] = []
         others: list[tuple[str, str]] = []
         for ip, url in self.by_node:
@@ -237,8 +245,7 @@ class ModelServers:
                     ip = node.get("NodeManagerAddress", "")
                     url = self.template.format(node_ip=ip)
                     (own.append(url) if ip == node_ip else others.append((ip, url)))
-        ordered = own + [url for _, url in sorted(others)] + list(self.shared)
-        return list(dict.fromkeys(ordered))
+        return own, others
 
     def pick(self, node_ip: str, nodes: Callable[[], list[dict]] | list[dict] = (),
              answers: Callable[[str], bool] | None = None) -> str:

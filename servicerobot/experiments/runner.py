@@ -319,8 +319,9 @@ def _ray(todo: list[EpisodeSpec], run: dict, workers: int, ray_address: str | No
         groups: dict = {}
         for name, need in needs.items():
             groups.setdefault(need, []).append(name)
-        where = ("the private Ray instance on this machine (--ray-address local)" if local
-                 else f"the Ray cluster at {ray_address!r}")
+        where = ("the private Ray instance on this machine (--ray-address local)" if local and started
+                 else f"the Ray cluster at {ray_address!r}" if ray_address not in (None, "local")
+                 else "the Ray cluster this process is connected to")
         cluster.check_hosts(groups, ray.nodes(), share, where)
         # One actor per worker keeps its envs (worlds) between episodes, like a process-pool worker.
         actor_cls = ray.remote(_EpisodeActor)
@@ -344,7 +345,8 @@ class _Pool:
         self.idle: list = []
         self.size = 0  # live actors, idle or busy (or not yet placed)
         self.busy = 0
-        self.stuck_since: float | None = None  # when no live node could run its queue
+        self.stuck_since: float | None = None  # since when no live node can run its episodes
+        self.envs: set[str] = set()
 
     @property
     def special(self) -> bool:
@@ -371,49 +373,63 @@ def _ray_schedule(ray, actor_cls, n: int, todo: list[EpisodeSpec], run: dict, ma
     pools: dict[Any, _Pool] = {}
     for spec in todo:
         need = needs.get(spec.env.name) or NodeNeeds()
-        pools.setdefault(need, _Pool(need)).queue.append(spec)
+        pool = pools.setdefault(need, _Pool(need))
+        pool.queue.append(spec)
+        pool.envs.add(repr(spec.env.name))
     order = sorted(pools.values(), key=lambda p: (not p.needs.gpu, not p.needs.resources))
     running: dict[Any, tuple[Any, _Pool, EpisodeSpec]] = {}
     losses: Counter[str] = Counter()
+    started: dict[Any, Any] = {}  # actor -> its `where()` call: done once the actor runs on a node
+    never_started = 0  # actors lost before they ever ran (placed on a node that was dying)
 
     def spawn(pool: _Pool):
         actor = actor_cls.options(**cluster.actor_options(pool.needs, share)).remote(pool.needs, servers)
+        started[actor] = actor.where.remote()
         pool.idle.append(actor)
         pool.size += 1
         return actor
 
-    def plan() -> list:
-        """Retire idle actors of drained pools; give free slots to pools with work, GPU pools first."""
+    def had_started(actor) -> bool:
+        where = started.pop(actor, None)
+        if where is None or not ray.wait([where], timeout=0)[0]:
+            return False
+        try:
+            ray.get(where, timeout=0)
+        except Exception:  # noqa: BLE001 - any failure: it never ran
+            return False
+        return True
+
+    def plan() -> None:
+        """Retire idle actors of drained pools; give free slots to pools with work, GPU pools first; note
+        the pools that no live node can run."""
         for pool in order:
             if not pool.queue and pool.idle:
                 for actor in pool.idle:
+                    started.pop(actor, None)
                     with contextlib.suppress(Exception):
                         ray.kill(actor)
                 pool.size -= len(pool.idle)
                 pool.idle = []
-        nodes = ray.nodes() if any(p.special and p.queue for p in order) else []
-        created = []
+        nodes = ray.nodes() if any(p.special and (p.queue or p.busy) for p in order) else []
         for pool in order:
-            if not pool.queue:
+            if not (pool.queue or pool.busy):
                 pool.stuck_since = None
                 continue
             cap = cluster.slots(pool.needs, nodes, share) if pool.special else n
-            if cap == 0 and pool.size == 0:
+            if cap == 0:  # its node died: its actors (if any) wait for one to join
                 if pool.stuck_since is None:
                     pool.stuck_since = time.monotonic()
-                    print(f"servicerobot run: no live node can run {len(pool.queue)} episode(s) of env "
-                          f"{pool.queue[0].env.name!r} (they need {cluster.describe_needs(pool.needs)}); waiting up "
-                          f"to {node_wait:.0f} s for one to join ({cluster.nodes_summary(nodes)})",
-                          file=sys.stderr, flush=True)
+                    print(f"servicerobot run: no live node can run the episodes of env {', '.join(sorted(pool.envs))} "
+                          f"(they need {cluster.describe_needs(pool.needs)}); waiting up to {node_wait:.0f} s for one "
+                          f"to join ({cluster.nodes_summary(nodes)})", file=sys.stderr, flush=True)
                 continue
             pool.stuck_since = None
             # a pool with work and no worker (its node is gone) keeps one slot for when a node comes back
             reserved = sum(1 for p in order if p is not pool and p.queue and p.size == 0)
             total = sum(p.size for p in order)
             while pool.size < min(cap, len(pool.queue) + pool.busy) and total < n - reserved:
-                created.append(spawn(pool))
+                spawn(pool)
                 total += 1
-        return created
 
     # GPU and labelled workers first, and placed, before CPU-only ones take the CPUs of GPU nodes.
     first = []
@@ -423,7 +439,7 @@ def _ray_schedule(ray, actor_cls, n: int, todo: list[EpisodeSpec], run: dict, ma
             for _ in range(min(cap, len(pool.queue), n - sum(p.size for p in order))):
                 first.append(spawn(pool))
     if first:
-        ray.wait([a.where.remote() for a in first], num_returns=len(first), timeout=30)
+        ray.wait([started[a] for a in first], num_returns=len(first), timeout=30)
     plan()
     planned = time.monotonic()
     while any(p.queue for p in order) or running:
@@ -440,13 +456,15 @@ def _ray_schedule(ray, actor_cls, n: int, todo: list[EpisodeSpec], run: dict, ma
         ready = ray.wait(list(running), num_returns=1, timeout=1.0)[0] if running else []
         if not ready:
             plan()
-            late = [p for p in order if p.stuck_since is not None and time.monotonic() - p.stuck_since > node_wait]
-            if late and not running:
+            planned = time.monotonic()
+            late = [p for p in order if p.stuck_since is not None and planned - p.stuck_since > node_wait]
+            if late and not any(p.queue or p.busy for p in order if p not in late):
                 pool = late[0]
                 raise cluster.ClusterError(
-                    f"no live node could run the {len(pool.queue)} episode(s) left of env {pool.queue[0].env.name!r} "
-                    f"(they need {cluster.describe_needs(pool.needs)}) for {node_wait:.0f} s; the finished "
-                    f"records are kept: add such a node and run again to resume (docs/cluster.md)")
+                    f"no live node could run the {len(pool.queue) + pool.busy} episode(s) left of env "
+                    f"{', '.join(sorted(pool.envs))} (they need {cluster.describe_needs(pool.needs)}) for "
+                    f"{node_wait:.0f} s; the finished records are kept: add such a node and run again to resume "
+                    "(docs/cluster.md)")
             continue
         ref = ready[0]
         actor, pool, spec = running.pop(ref)
@@ -459,7 +477,13 @@ def _ray_schedule(ray, actor_cls, n: int, todo: list[EpisodeSpec], run: dict, ma
                 raise cluster.ClusterError(str(cause)) from None
             raise  # the episode code itself failed outside run_episode's guard: a bug, not a lost node
         except ray.exceptions.RayError as exc:
-            losses[spec.key] += 1
+            if had_started(actor):
+                losses[spec.key] += 1
+            else:  # the actor died before it ever ran (Ray placed it on a node it had not yet seen die)
+                never_started += 1
+                if never_started > 10 * n:
+                    raise ServiceRobotError(f"{never_started} Ray workers died before they ran an episode; last: "
+                                            f"{type(exc).__name__}: {exc}") from None
             if losses[spec.key] > max_losses:
                 raise ServiceRobotError(f"episode {spec.key} was lost with its Ray worker {losses[spec.key]} "
                                         f"times; last: {type(exc).__name__}: {exc}") from None
@@ -489,13 +513,16 @@ class _EpisodeActor:
         self.node_ip = ray.util.get_node_ip_address()
         self.node_id = ray.get_runtime_context().get_node_id()
         self.gpu_ids = [str(g) for g in ray.get_gpu_ids()]
+        self._own: list[dict] | None = None  # this node's entry of ray.nodes(), for the llm_server resource
 
     def where(self) -> dict:
         """The node this actor runs on and the GPUs Ray gave it."""
         return {"node": self.node_ip, "gpus": self.gpu_ids}
 
     def _model_server(self, spec: EpisodeSpec) -> str | None:
-        from servicerobot.experiments.cluster import MODEL_URL_VARS, ClusterError
+        """The model server this episode's interpreter uses (own node's first), set in this process's
+        environment where the interpreter reads it; None when the episode uses no model or none is configured."""
+        from servicerobot.experiments.cluster import MODEL_URL_VARS
 
         var = MODEL_URL_VARS.get(spec.agent.get("interpreter", "default")) if spec.variant != "oracle" else None
         if self.servers is None or var is None:
@@ -505,12 +532,12 @@ class _EpisodeActor:
         def live() -> list[dict]:
             return [node for node in ray.nodes() if node.get("Alive")]
 
-        try:  # the own node's server alone first: no need to list the cluster for it
-            own = [node for node in live() if node.get("NodeID") == self.node_id] if self.servers.template else []
-            url = self.servers.pick(self.node_ip, own, answers=self.servers.answers)
-        except ClusterError:
-            url = self.servers.pick(self.node_ip, live)
-        os.environ[var] = url  # this worker process's own environment: the interpreter reads it
+        if self.servers.template and self._own is None:  # what this node declares does not change
+            self._own = [node for node in live() if node.get("NodeID") == self.node_id]
+        # the own node's server first: no need to list the cluster for it
+        url = next((u for u in self.servers.own(self.node_ip, self._own or []) if self.servers.answers(u)), None)
+        url = url or self.servers.pick(self.node_ip, live)
+        os.environ[var] = url
         return url
 
     def run(self, spec: EpisodeSpec, run: dict) -> dict:
