@@ -4,7 +4,7 @@ share no wall, furniture opens towards the side that is clear, where the robot m
 import numpy as np
 import pytest
 
-from servicerobot.envs.habitat.stage import FLOOR_GAP, floor_levels, front_side, stage_layout
+from servicerobot.envs.habitat.stage import FLOOR_GAP, _wall_boxes, floor_levels, front_side, stage_layout
 from servicerobot.envs.habitat.viewing import oblique, support_points
 from servicerobot.envs.habitat.walkways import WALKWAY_W, Obstacles, door_spot, plan_walkways, room_groups
 from servicerobot.errors import SceneError
@@ -163,3 +163,15 @@ def test_floors_lie_side_by_side_at_level_zero_in_the_stage():
     flat = SceneGraph3D("Flat", {1: sg.rooms[1]}, {})
     flat.rooms[1] = Room3D(1, "room", "", (2.0, 2.0, 1.5), (4.0, 4.0, 3.0))
     assert stage_layout(flat) is flat  # a one-floor building at level 0 is left as it is
+
+
+def test_rooms_whose_boxes_overlap_open_into_each_other():
+    # A real room is no rectangle: a living room's box takes in a small bathroom whole, and part of a hall.
+    sg = SceneGraph3D("Overlaps")
+    sg.rooms.update(_rooms((0, 0, 8, 6), (5, 3.5, 7.5, 5.5), (7.6, 1, 11, 4)))
+    sg.rooms[3] = Room3D(3, "corridor", "", (9.3, 2.5, 1.5), (3.4, 3.0, 3.0))  # x 7.6-11: 0.4 m into room 1
+    _, doorways, _, walkways = _wall_boxes(sg, [])
+    pairs = sorted(tuple(sorted((a, b))) for a, b, _ in doorways)
+    assert pairs == [(1, 2), (1, 3), (1, 3)] and walkways == []  # a door in each wall that runs through the other
+    inner = next(c for a, b, c in doorways if a == 2)
+    assert 5 <= inner[0] <= 7.5 and 3.5 <= inner[1] <= 5.5  # in the bathroom's own wall, inside the living room

@@ -88,6 +88,25 @@ def test_the_oracle_completes_its_tasks_on_a_building_with_no_shared_wall(tmp_pa
     assert done == total == 6
 
 
+def test_a_room_whose_box_lies_inside_another_is_walked_into():
+    sg = SceneGraph3D("Ensuite")
+    sg.rooms[1] = Room3D(1, "bedroom", "", (4.0, 3.0, 1.5), (8.0, 6.0, 3.0))
+    sg.rooms[2] = Room3D(2, "bathroom", "", (6.25, 4.5, 1.5), (2.5, 2.0, 3.0))  # inside the bedroom's box
+    sg.objects[1] = Object3D(1, "bed", "", 1, (1.5, 3.0, 0.28), (1.6, 2.0, 0.55))
+    sg.objects[2] = Object3D(2, "shirt", "", 1, (1.5, 3.0, 0.6), (0.3, 0.3, 0.05))
+    sg.objects[3] = Object3D(3, "sink", "", 2, (6.25, 5.2, 0.42), (0.5, 0.45, 0.85))
+    rng = np.random.default_rng(0)
+    scene = to_household_scene(sg, rng, n_people=1)
+    ex = HabitatExecutor(inspect=False)
+    try:
+        ex.reset(scene, scene.init, rng)  # no walkway could join them: a doorway in the bathroom's own wall
+        for start, goal in (("bedroom_1", "bathroom_2"), ("bathroom_2", "bedroom_1")):
+            ex.position = ex._stand_point(start)
+            assert _move(ex, start, goal) == "" and ex._in_room(ex.position, goal)
+    finally:
+        ex.close()
+
+
 def test_a_room_furniture_shuts_off_is_refused_at_reset():
     sg = SceneGraph3D("Shut")
     sg.rooms[1] = Room3D(1, "kitchen", "", (2.0, 2.0, 1.5), (4.0, 4.0, 3.0))

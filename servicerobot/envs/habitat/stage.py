@@ -196,6 +196,7 @@ def _wall_boxes(sg: SceneGraph3D, doors: list[tuple[int, int]]) -> tuple[list, l
                 centre[axis], centre[other] = plane, mid
                 doorways.append((a, b, centre))
                 break
+    doorways += _overlap_doors(rooms, doorways, obstacles, gaps)
     walkways = []
     for floor in sorted({r.floor for r in rooms.values()}):  # floors meet by stairs, not walkways
         mine = {rid: r for rid, r in rooms.items() if r.floor == floor}
@@ -228,6 +229,47 @@ def _wall_boxes(sg: SceneGraph3D, doors: list[tuple[int, int]]) -> tuple[list, l
                     a[2], b[2] = z0, z1
                     boxes.append((a, b))
     return boxes, doorways, floors, walkways
+
+
+def _overlap_doors(rooms: dict, doorways: list, obstacles: Obstacles, gaps: dict) -> list:
+    """Doorways between rooms of a floor whose boxes overlap (a real room is no rectangle: its box takes in part
+    of a neighbour, or all of a small room): in each room, the clearest stretch of wall that runs through the
+    other one gets a doorway, so the two open into each other through their overlap. Adds the gaps to `gaps`
+    and returns the doorways (a, b, centre)."""
+    linked = {frozenset((a, b)) for a, b, _ in doorways}
+    box = {rid: (np.subtract(r.location, np.divide(r.size, 2))[:2], np.add(r.location, np.divide(r.size, 2))[:2])
+           for rid, r in rooms.items()}
+    out = []
+    ids = sorted(rooms)
+    for i, a in enumerate(ids):
+        for b in ids[i + 1:]:
+            if rooms[a].floor != rooms[b].floor or frozenset((a, b)) in linked:
+                continue
+            if not np.all(np.minimum(box[a][1], box[b][1]) - np.maximum(box[a][0], box[b][0]) > 0.3):
+                continue  # apart, or touching: doorways and walkways see to them
+            for x, y in ((a, b), (b, a)):
+                (xlo, xhi), (ylo, yhi) = box[x], box[y]
+                best = None  # (blocked area, -stretch, side, along, plane, axis)
+                for axis in (0, 1):
+                    other = 1 - axis
+                    lo_o, hi_o = max(xlo[other], ylo[other]), min(xhi[other], yhi[other])
+                    if hi_o - lo_o < DOOR_W + 0.1:
+                        continue
+                    for positive in (False, True):
+                        plane = xhi[axis] if positive else xlo[axis]
+                        if not ylo[axis] + 0.3 < plane < yhi[axis] - 0.3:
+                            continue  # this wall does not run through y
+                        along = door_spot(obstacles, axis, plane, lo_o + 0.05, hi_o - 0.05, DOOR_W)
+                        key = (round(obstacles.door(axis, plane, along, DOOR_W), 3), -(hi_o - lo_o))
+                        if best is None or key < best[:2]:
+                            best = (*key, axis * 2 + positive, along, plane, axis)
+                if best is not None:
+                    _, _, side, along, plane, axis = best
+                    gaps.setdefault((x, side), []).append((along - DOOR_W / 2, along + DOOR_W / 2, along))
+                    centre = np.zeros(2)
+                    centre[axis], centre[1 - axis] = plane, along
+                    out.append((x, y, centre))
+    return out
 
 
 def build_stage(sg: SceneGraph3D, folder: str | Path, doors: list[tuple[int, int]] | None = None) -> Stage:
