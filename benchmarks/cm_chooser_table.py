@@ -159,6 +159,30 @@ def run(root: Path, url: str | None, rows_path: Path | None, only: set[str] | No
     return rows
 
 
+def _wrong_goal_kinds(rows: list[dict]) -> dict:
+    """How the chooser's final goals that are not acceptable miss: the right parts but too few of them (a
+    proper subset of an acceptable goal), or a part no acceptable goal has (a wrong thing or relation)."""
+    from servicerobot.envs.context_matters import generate_index
+
+    kinds: dict[str, int] = {}
+    for r in rows:
+        c = r.get("chooser")
+        if not c or c.get("acceptable_goal") or c.get("failure") or c.get("goal") is None:
+            continue
+        truth = generate_index(int(r["key"].rsplit("_", 1)[1]), 0).acceptable
+        mine = set(c.get("final_goal_household") or [None])
+        if c.get("final_goal_household") is None:
+            kind = "not a conjunction of literals (a forall)"
+        elif None in mine:
+            kind = "a part with no household meaning"
+        elif any(mine < set(g) for g in truth):
+            kind = "right parts, too few"
+        else:
+            kind = "a wrong thing or relation"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
 def summary(rows: list[dict]) -> dict:
     """Per method: success, acceptable goal and relaxation agreement as k/n, plus by split."""
     out = {}
@@ -181,6 +205,7 @@ def summary(rows: list[dict]) -> dict:
             walls = sorted(g.get("wall_s", 0) for g in got)
             row["wall_s_median"] = walls[len(walls) // 2]
             row["failures"] = {}
+            row["wrong_goals"] = _wrong_goal_kinds(rows)
             for g in got:
                 kind = (g.get("failure") or "").split(":")[0] or ("wrong goal" if not g["acceptable_goal"] else "")
                 if kind:
