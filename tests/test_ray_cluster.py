@@ -87,8 +87,26 @@ def _ray_node(args: list[str], env: dict, log: Path):
         proc.wait(timeout=10)
 
 
+@contextlib.contextmanager
+def _started_node(args, env: dict, log: Path, tries: int = 3, timeout: float = 150):
+    """`_ray_node` once it has started, trying `tries` times (`args`: a function of the attempt): on 2 busy
+    cores a raylet can miss the 30 s Ray gives it to register, and `ray start` then gives up."""
+    for attempt in range(tries):
+        with contextlib.ExitStack() as stack:
+            proc = stack.enter_context(_ray_node(args(), env, log))
+            deadline = time.monotonic() + timeout
+            while b"Ray runtime started" not in log.read_bytes() and proc.poll() is None \
+                    and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if b"Ray runtime started" in log.read_bytes():
+                yield proc
+                return
+        log.rename(log.with_name(f"{log.stem}-failed-{attempt}.log"))
+    raise AssertionError(f"`ray start` failed {tries} times: see {log.stem}-failed-*.log")
+
+
 def test_a_grid_survives_losing_a_node(tmp_path):
-    port = _free_port(HEAD)
+    port = 0
     temp = Path(tempfile.mkdtemp(prefix="sr-ray-", dir="/tmp"))  # Ray's socket paths must stay short
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token",
            "RAY_AUTH_TOKEN": secrets.token_hex(32), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
@@ -96,32 +114,35 @@ def test_a_grid_survives_losing_a_node(tmp_path):
     config = tmp_path / "grid.yaml"
     config.write_text(json.dumps(GRID))
     out = tmp_path / "cluster.jsonl"
+
+    def head_args() -> list[str]:
+        nonlocal port
+        port = _free_port(HEAD)
+        return ["--head", "--port", str(port), "--node-ip-address", HEAD, "--include-dashboard=false", *common]
+
     try:
-        with _ray_node(["--head", "--port", str(port), "--node-ip-address", HEAD, "--include-dashboard=false",
-                        *common], env, tmp_path / "head.log"):
-            _wait("the head node's GCS", lambda: not socket.socket().connect_ex((HEAD, port)), 90)
-            with _ray_node(["--address", f"{HEAD}:{port}", "--node-ip-address", WORKER, *common], env,
-                           tmp_path / "worker.log") as worker:
-                _wait("the worker node", lambda: b"Ray runtime started" in (tmp_path / "worker.log").read_bytes(), 90)
-                raylets = [p for p in _children(worker.pid) if "raylet/raylet" in _cmdline(p)]
-                assert len(raylets) == 1 and WORKER in _cmdline(raylets[0])
-                run = subprocess.Popen([sys.executable, "-m", "servicerobot.cli", "run", str(config), "--out",
-                                        str(out), "--workers", "2", "--ray-address", f"{HEAD}:{port}"],
-                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                try:
-                    _wait("a first record", lambda: out.exists() and out.read_text().strip(), 180)
-                    # The worker node is lost mid-grid: its raylet and the workers it started (an actor whose
-                    # raylet died can still finish a short episode or two before it notices, and then nothing
-                    # was in flight to lose).
-                    for pid in [raylets[0], *_children(raylets[0])]:
-                        with contextlib.suppress(ProcessLookupError):
-                            os.kill(pid, signal.SIGKILL)
-                    at_kill = len(out.read_text().splitlines())
-                    _, stderr = run.communicate(timeout=240)
-                finally:
-                    if run.poll() is None:
-                        run.kill()
-                        run.wait()
+        with _started_node(head_args, env, tmp_path / "head.log"), \
+                _started_node(lambda: ["--address", f"{HEAD}:{port}", "--node-ip-address", WORKER, *common], env,
+                              tmp_path / "worker.log") as worker:
+            raylets = [p for p in _children(worker.pid) if "raylet/raylet" in _cmdline(p)]
+            assert len(raylets) == 1 and WORKER in _cmdline(raylets[0])
+            run = subprocess.Popen([sys.executable, "-m", "servicerobot.cli", "run", str(config), "--out",
+                                    str(out), "--workers", "2", "--ray-address", f"{HEAD}:{port}"],
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            try:
+                _wait("a first record", lambda: out.exists() and out.read_text().strip(), 180)
+                # The worker node is lost mid-grid: its raylet and the workers it started (an actor whose
+                # raylet died can still finish a short episode or two before it notices, and then nothing
+                # was in flight to lose).
+                for pid in [raylets[0], *_children(raylets[0])]:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                at_kill = len(out.read_text().splitlines())
+                _, stderr = run.communicate(timeout=240)
+            finally:
+                if run.poll() is None:
+                    run.kill()
+                    run.wait()
         assert run.returncode == 0, stderr.decode()[-2000:]
     finally:
         shutil.rmtree(temp, ignore_errors=True)

@@ -410,12 +410,12 @@ def _ray_schedule(ray, actor_cls, n: int, todo: list[EpisodeSpec], run: dict, ma
                         ray.kill(actor)
                 pool.size -= len(pool.idle)
                 pool.idle = []
-        nodes = ray.nodes() if any(p.special and (p.queue or p.busy) for p in order) else []
+        nodes = ray.nodes() if any(p.queue or p.busy for p in order) else []
         for pool in order:
             if not (pool.queue or pool.busy):
                 pool.stuck_since = None
                 continue
-            cap = cluster.slots(pool.needs, nodes, share) if pool.special else n
+            cap = min(n, cluster.slots(pool.needs, nodes, share))  # what live nodes can run at once
             if cap == 0:  # its node died: its actors (if any) wait for one to join
                 if pool.stuck_since is None:
                     pool.stuck_since = time.monotonic()
@@ -479,16 +479,18 @@ def _ray_schedule(ray, actor_cls, n: int, todo: list[EpisodeSpec], run: dict, ma
         except ray.exceptions.RayError as exc:
             if had_started(actor):
                 losses[spec.key] += 1
+                if losses[spec.key] > max_losses:
+                    raise ServiceRobotError(f"episode {spec.key} was lost with its Ray worker {losses[spec.key]} "
+                                            f"times; last: {type(exc).__name__}: {exc}") from None
+                print(f"servicerobot run: {spec.key} was lost with its Ray worker or node ({type(exc).__name__}); "
+                      "running it again", file=sys.stderr, flush=True)
             else:  # the actor died before it ever ran (Ray placed it on a node it had not yet seen die)
                 never_started += 1
                 if never_started > 10 * n:
                     raise ServiceRobotError(f"{never_started} Ray workers died before they ran an episode; last: "
                                             f"{type(exc).__name__}: {exc}") from None
-            if losses[spec.key] > max_losses:
-                raise ServiceRobotError(f"episode {spec.key} was lost with its Ray worker {losses[spec.key]} "
-                                        f"times; last: {type(exc).__name__}: {exc}") from None
-            print(f"servicerobot run: {spec.key} was lost with its Ray worker or node ({type(exc).__name__}); "
-                  "running it again", file=sys.stderr, flush=True)
+                print(f"servicerobot run: the Ray worker for {spec.key} died before it started (on a lost node?); "
+                      "starting another", file=sys.stderr, flush=True)
             pool.queue.appendleft(spec)
             pool.size -= 1
             with contextlib.suppress(Exception):
