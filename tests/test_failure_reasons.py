@@ -137,13 +137,16 @@ def test_a_dead_model_is_the_reason_and_the_episode_goes_on(monkeypatch):
     assert asked >= 2 and asked % 2 == 0  # max_retries 1: two requests per model call, then the failure path
 
 
-def test_a_goal_memory_wrongly_holds_is_the_reason(monkeypatch):
+def test_a_goal_memory_wrongly_holds_is_doubted_and_checked(monkeypatch):
     """Seed 0: someone took the cheese out of the fridge and said so; the model's update is empty, so memory
-    still holds the goal and the agent, which sees nothing in verbal mode, waits."""
+    still holds the goal. A request is news: the agent doubts that the cheese is cold, goes to take it out of
+    the fridge to chill it, finds it is not there (a failed action), and with the cheese's place unknown the
+    reason is that no plan exists on memory (before, it waited: "goal believed done")."""
     _, info = gym.make("ServiceRobot-v0", **ENV).reset(seed=0)
     with MisbehavingServer(answering(_model_answering(info["oracle"]["goal"]))) as server:
         record = _episode(monkeypatch, server.url)
-    assert record["tasks"][0]["failure"]["reason"] == "goal believed done"
+    (task,) = record["tasks"]
+    assert task["failure"]["reason"] == "unsolvable" and task["failed_actions"] >= 1, task
 
 
 def test_completed_tasks_carry_no_failure(monkeypatch):
