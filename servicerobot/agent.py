@@ -41,7 +41,9 @@ from servicerobot.memory.verifier import Verifier
 from servicerobot.pddl import (
     And,
     Atom,
+    AtomF,
     Domain,
+    Not,
     Problem,
     format_formula,
     val_validate,
@@ -49,7 +51,6 @@ from servicerobot.pddl import (
     write_problem,
 )
 from servicerobot.pddl import Interpreter as PDDLInterpreter
-from servicerobot.pddl.sexpr import parse_sexpr
 from servicerobot.planners import FastDownward, Planner
 from servicerobot.planners.goal_compilation import conjunctive_goal, goal_names
 from servicerobot.planners.relaxation.core import keep_achievable
@@ -291,22 +292,16 @@ class ServiceAgent:
         asked, so memory is taken to be stale about the goal's one-argument literals ("make the bed" while
         memory believes it made: the bed is unmade) and the plan achieves them instead of the task being
         believed done at once. Relations (`on`, `inside`) are left alone: memory must keep a place for a thing."""
-        if self.memory is None or not self._pddl_interpreter().compile_goal(goal).holds(self.memory.facts):
+        compiled = self._pddl_interpreter().compile_goal(goal)
+        if self.memory is None or not compiled.holds(self.memory.facts):
             return
-        try:
-            expr = parse_sexpr(goal)
-        except PDDLError:
-            return
-        parts = list(expr[1:]) if expr and str(expr[0]) == "and" else [expr]
+        formula = compiled.formula
         remove, add = [], []
-        for part in parts:
-            negated = not isinstance(part, str) and str(part[0]) == "not" and not isinstance(part[1], str)
-            literal = part[1] if negated else part
-            if isinstance(literal, str) or len(literal) != 2 or not isinstance(literal[1], str) or \
-                    str(literal[0]) not in self.domain.predicates:
-                continue
-            atom = Atom(str(literal[0]), (str(literal[1]),))
-            (add if negated else remove).append(atom)
+        for part in formula.parts if isinstance(formula, And) else (formula,):
+            negated = isinstance(part, Not)
+            literal = part.f if negated else part
+            if isinstance(literal, AtomF) and len(literal.terms) == 1 and not literal.terms[0].startswith("?"):
+                (add if negated else remove).append(Atom(literal.predicate, literal.terms))
         if remove or add:
             self.memory.apply(Delta.of(remove, add), "request", len(self.steps), goal)
 

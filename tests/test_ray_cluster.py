@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+from ray_processes import children, cmdline, wait_until
 
 from servicerobot.experiments.config import parse_config
 from servicerobot.experiments.runner import run_grid, stable_part
@@ -40,31 +41,6 @@ def _free_port(host: str) -> int:
     with socket.socket() as s:
         s.bind((host, 0))
         return s.getsockname()[1]
-
-
-def _wait(what: str, ready, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not ready():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(0.2)
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    out.append(int(entry.name))
-    return out
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
 
 
 @contextlib.contextmanager
@@ -124,17 +100,17 @@ def test_a_grid_survives_losing_a_node(tmp_path):
         with _started_node(head_args, env, tmp_path / "head.log"), \
                 _started_node(lambda: ["--address", f"{HEAD}:{port}", "--node-ip-address", WORKER, *common], env,
                               tmp_path / "worker.log") as worker:
-            raylets = [p for p in _children(worker.pid) if "raylet/raylet" in _cmdline(p)]
-            assert len(raylets) == 1 and WORKER in _cmdline(raylets[0])
+            raylets = [p for p in children(worker.pid) if "raylet/raylet" in cmdline(p)]
+            assert len(raylets) == 1 and WORKER in cmdline(raylets[0])
             run = subprocess.Popen([sys.executable, "-m", "servicerobot.cli", "run", str(config), "--out",
                                     str(out), "--workers", "2", "--ray-address", f"{HEAD}:{port}"],
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             try:
-                _wait("a first record", lambda: out.exists() and out.read_text().strip(), 180)
+                wait_until("a first record", lambda: out.exists() and out.read_text().strip(), 180)
                 # The worker node is lost mid-grid: its raylet and the workers it started (an actor whose
                 # raylet died can still finish a short episode or two before it notices, and then nothing
                 # was in flight to lose).
-                for pid in [raylets[0], *_children(raylets[0])]:
+                for pid in [raylets[0], *children(raylets[0])]:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
                 at_kill = len(out.read_text().splitlines())

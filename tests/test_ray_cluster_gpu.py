@@ -36,6 +36,7 @@ import pytest
 pytest.importorskip("ray", reason="the simulated cluster needs Ray: pip install -e '.[ray]'")
 
 from cluster_probe import FIXTURE, PROBE_ID, CountingServer
+from ray_processes import children, cmdline, wait_until
 
 from servicerobot.experiments.config import parse_config
 from servicerobot.experiments.runner import run_grid, stable_part
@@ -123,31 +124,6 @@ def _ports() -> list[str]:
                                                              "--max-worker-port", str(low + 999)]
 
 
-def _wait(what: str, ready, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not ready():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(0.2)
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    out.append(int(entry.name))
-    return out
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
 class _Node:
     """`ray start --block ...` in its own session; `stop()` ends it (SIGTERM, then SIGKILL to its group)."""
 
@@ -176,9 +152,9 @@ class _Node:
 
     def kill_raylet(self, ip: str) -> None:
         """Lose the node: its raylet and the workers it started, by PID (SIGKILL)."""
-        raylets = [p for p in _children(self.proc.pid) if "raylet/raylet" in _cmdline(p)]
-        assert len(raylets) == 1 and ip in _cmdline(raylets[0])
-        for pid in [raylets[0], *_children(raylets[0])]:
+        raylets = [p for p in children(self.proc.pid) if "raylet/raylet" in cmdline(p)]
+        assert len(raylets) == 1 and ip in cmdline(raylets[0])
+        for pid in [raylets[0], *children(raylets[0])]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
@@ -239,7 +215,7 @@ def test_gpu_episodes_go_to_the_gpu_node_with_its_id_and_workers_use_their_nodes
                                       env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             # The GPU node is lost once it has finished a GPU episode, with the next one in flight.
-            _wait("a first GPU record", lambda: any(r["env"] == "thor-unity" for r in _records(out))
+            wait_until("a first GPU record", lambda: any(r["env"] == "thor-unity" for r in _records(out))
                   or driver.poll() is not None, 240)
             at_kill = len([r for r in _records(out) if r["env"] == "thor-unity"])
             gpu.kill_raylet(GPU_NODE)
