@@ -123,7 +123,11 @@ def test_a_grid_survives_losing_a_node(tmp_path):
     finally:
         shutil.rmtree(temp, ignore_errors=True)
     assert at_kill < len(GRID["seeds"])
-    assert "was lost with its Ray worker or node" in stderr.decode()  # an episode in flight was run again
+    # an episode in flight on the lost node was run again: its worker had started it ("was lost with its Ray
+    # worker or node") or Ray had placed a fresh worker there that died before it ran ("died before it
+    # started"); which one depends on when the node dies
+    said = stderr.decode()
+    assert "was lost with its Ray worker or node" in said or "died before it started" in said, said[-2000:]
     records = [json.loads(line) for line in out.read_text().splitlines()]
     keys = [r["key"] for r in records]
     assert sorted(keys) == sorted(f"cluster/small/oracle/{s}" for s in GRID["seeds"])  # each exactly once
