@@ -61,7 +61,8 @@ def test_predicates_without_a_phrase_are_said_with_their_own_words():
     assert say.goal("(is-sealed box_1)") == "the box is sealed"
     assert say.goal("(not (is-sealed box_1))") == "the box is not sealed"
     assert say.goal("(frozen box_1)") == "the box is frozen"
-    assert say.goal("(not (stored-in box_1 room_a))") == "it is not so that the box stored in the lab"
+    assert say.goal("(not (stored-in box_1 room_a))") == "the box is not in the lab"  # said as `inside` is
+    assert say.goal("(not (guards box_1 room_a))") == "it is not so that the box guards the lab"
     assert say.fact("closed", ["box_1"]) == "the box is closed"
     assert say.goal("(exists (?b - box) (cold ?b))") == "some box is cold"
 
@@ -76,3 +77,57 @@ def test_changes_say_what_is_true_now(say):
         "Sami's purple pair of jeans is clean and dry"
     assert say.change([], [Atom("in-room", ("ana", "hallway")), Atom("light-on", ("light_1",))]) == \
         "Ana is in the hallway and the light in the kitchen is on"
+
+
+CM_DOMAIN = """(define (domain chores)
+  (:requirements :strips :typing)
+  (:types room locatable - object  robot grabbable surface washer - locatable  cloth - grabbable)
+  (:predicates (at ?x - locatable ?r - room) (is-holding ?w - robot ?x - grabbable) (is-free ?w - robot)
+    (is-on ?x - grabbable ?s - surface) (thrashed ?x - grabbable) (is-dirty ?x - cloth)
+    (loaded ?x - cloth ?m - washer) (dirty-floor ?r - room) (is-refilled ?m - washer)))"""
+
+
+def test_another_domains_words_are_said_like_the_households():
+    """Context Matters-style predicates (`is-on`, `at` over a room, `is-holding`, `is-free`, the misspelt
+    `thrashed`, `dirty-floor` of a room) get the household's English, from their words and parameter types."""
+    from servicerobot.pddl import parse_domain
+
+    entities = {"plate_1": {"type": "grabbable", "noun": "plate"}, "table_2": {"type": "surface", "noun": "table"},
+                "kitchen_3": {"type": "room", "noun": "kitchen"}, "robot": {"type": "robot", "noun": "robot"},
+                "shirt_4": {"type": "cloth", "noun": "shirt"}, "washer_5": {"type": "washer", "noun": "washer"}}
+    say = Verbalizer(entities, sorted(entities), domain=parse_domain(CM_DOMAIN))
+    assert say.goal("(is-on plate_1 table_2)") == "the plate is on the table"
+    assert say.goal("(at plate_1 kitchen_3)") == "the plate is in the kitchen"  # a room: "in", not "at"
+    assert say.goal("(is-holding robot plate_1)") == "the robot holds the plate"
+    assert say.fact("is-free", ["robot"]) == "the robot holds nothing"
+    assert say.goal("(thrashed plate_1)") == "the plate is thrown away"
+    assert say.goal("(not (is-dirty shirt_4))") == "the shirt is clean"
+    assert say.goal("(loaded shirt_4 washer_5)") == "the shirt is loaded in the washer"
+    assert say.goal("(not (dirty-floor kitchen_3))") == "the floor in the kitchen is clean"
+    assert say.goal("(is-refilled washer_5)") == "the washer is refilled"
+    # without the domain a place is not known to be a room
+    assert Verbalizer(entities).goal("(at plate_1 kitchen_3)") == "the plate is at the kitchen"
+
+
+def test_alike_things_are_counted_in_a_conjunction():
+    entities = {f"plate_{i}": {"type": "dish", "noun": "plate"} for i in range(3)}
+    entities |= {"fork_9": {"type": "dish", "noun": "fork"}, "table_1": {"type": "surface", "noun": "table"},
+                 "glass_7": {"type": "dish", "noun": "glass"}, "glass_8": {"type": "dish", "noun": "glass"},
+                 "shirt_1": {"type": "clothing", "noun": "shirt"}, "towel_2": {"type": "clothing", "noun": "towel"}}
+    say = Verbalizer(entities, sorted(entities))
+    assert say.goal("(and (on plate_0 table_1) (on plate_1 table_1) (on plate_2 table_1) (on fork_9 table_1) "
+                    "(on glass_7 table_1) (on glass_8 table_1))") == \
+        "all three plates, the fork and both glasses are on the table"
+    assert say.goal("(and (on plate_0 table_1) (on plate_2 table_1))") == \
+        "two of the three plates (plate_0, plate_2) are on the table"
+    assert say.goal("(and (on fork_9 table_1) (not (dirty shirt_1)) (not (dirty towel_2)))") == \
+        "the fork is on the table and the shirt and the towel are clean"
+
+
+@pytest.mark.parametrize("phrase, many", [("plate", "plates"), ("glass", "glasses"), ("knife", "knives"),
+                                          ("pair of jeans", "pairs of jeans"), ("chest of drawers", "chests of drawers"),
+                                          ("Ana's red berry", "Ana's red berries"), ("box", "boxes"), ("toy", "toys")])
+def test_plurals(phrase, many):
+    from servicerobot.language.verbalize import plural
+
+    assert plural(phrase) == many

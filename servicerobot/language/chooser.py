@@ -19,6 +19,7 @@ the generating interpreter, which also answers entity selection and query graphs
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from itertools import combinations
 
@@ -39,6 +40,12 @@ _DONE = "Done when: "  # how the English task prompt's answers begin
 _NOW = "Now: "  # how the English update prompt's answers begin
 _UNION_MARGIN = 3.0  # unions are formed of single changes at most this many nats below the best
 _FOCUS = 4  # movable things and fixtures a reported change may be about (the most strongly named)
+_UNNAMED = 2.0  # nats a task answer loses per kind of thing in it the words do not name
+_MISSED = 3.0  # nats a task answer loses per kind of thing (not a room or person) the words name that it leaves out
+_CLAUSE = 4.0  # nats allowed per further clause of a task answer (a relation to another object, another state)
+_CLAUSES = 2  # ... for at most this many further clauses
+_GROUP_KEYS = 4
+_FULL = 48  # joined answers scored to their end (no beam) when at most this many  # (relation, object) keys whose things are grouped ("plates, forks and glasses on the table")
 _BEAM = 8  # partial answers kept at each branching of the candidates (None: score every candidate)
 
 
@@ -97,8 +104,10 @@ class ChoosingInterpreter:
     def __repr__(self) -> str:
         return f"ChoosingInterpreter({self.model!r})"
 
-    def _score(self, kind: str, messages: list, answers: list[str]) -> list[float]:
-        beam = self.beam if self.beam is not None and len(answers) > self.beam else None
+    def _score(self, kind: str, messages: list, answers: list[str], full: bool = False) -> list[float]:
+        """Each answer's log-probability; `full`: every answer scored to its end (no beam), for the few long
+        joined answers whose shared beginnings a beam would cut before the part that tells them apart."""
+        beam = self.beam if self.beam is not None and len(answers) > self.beam and not full else None
         scored = self.model.score(messages, answers, slot=SCHEMA_TITLES[kind], beam=beam)
         self.usage.add(scored.usage)
         self.calls.append({"kind": kind, "candidates": len(answers), "seconds": round(scored.seconds, 3),
@@ -132,7 +141,7 @@ class ChoosingInterpreter:
         """The likeliest goal among the enumerated ones and conjunctions of the best few, said in English."""
         rel = relevance(context, text, speaker)
         view = prompt_view(context, text, speaker, self.max_facts, rel)
-        say = Verbalizer(context.entities, view[1])
+        say = Verbalizer(context.entities, view[1], context.domain, rooms=_named_rooms(context, rel))
         messages = english_messages("task", text, speaker, view, say)
         options = goal_candidates(context, view[1], asked=_asked(context, view[1], rel))
         if feedback:  # a goal the planner or parser refused: never offer it again
@@ -142,25 +151,51 @@ class ChoosingInterpreter:
             return self._generate("interpret_task", text, speaker, context, feedback)
         options = self._ranked(options, _args, rel)
         render = lambda goal: _DONE + say.goal(goal)
-        best, best_lp, totals = self._choose("task", messages, options, render)
-        top = [options[i] for i in sorted(range(len(options)), key=lambda i: -totals[i])[:_CONJOIN_FROM]
-               if totals[i] > float("-inf")]
-        conjunctions = _conjunctions(top, _kept_true(context, top))
-        if conjunctions:
-            both, both_lp, _ = self._choose("task", messages, conjunctions, render)
-            if both_lp > best_lp:
-                return both
+        options = _distinct(options, render)
+        unnamed = lambda goal: _unnamed(goal, rel, context, say)
+        named = _named_kinds(rel, context, say)
+        missed = lambda goal: len(named - {say._phrase(n) for n in _args(goal)})
+
+        def choose(candidates: list[str], full: bool = False) -> tuple[str, float, list[float]]:
+            # the model's log-probability, less a prior against things the words do not name and against leaving
+            # out kinds of things they do name, plus an allowance for each further clause (saying more costs
+            # the model tokens even where the words ask for it)
+            lps = [lp - _UNNAMED * unnamed(g) - _MISSED * missed(g) + _CLAUSE * min(_clauses(g) - 1, _CLAUSES) for g, lp in
+                   zip(candidates, self._score("task", messages, [render(g) for g in candidates], full))]
+            i = max(range(len(candidates)), key=lambda j: lps[j])
+            return candidates[i], lps[i], lps
+
+        best, best_lp, totals = choose(options)
+        order = sorted(range(len(options)), key=lambda i: -totals[i])
+        top = [options[i] for i in order[:_CONJOIN_FROM] if totals[i] > float("-inf")]
+        scores = {options[i]: totals[i] for i in order if totals[i] > float("-inf")}
+        groups = _groups({options[i]: totals[i] for i in order}, say, counts(text), named)
+        conjunctions = _distinct([c for c in _conjunctions(top, _kept_true(context, top)) + groups
+                                  if c not in scores], render)
+        if not conjunctions:
+            return best
+        both, both_lp, both_totals = choose(conjunctions, full=len(conjunctions) <= _FULL)
+        scores.update((c, lp) for c, lp in zip(conjunctions, both_totals) if lp > float("-inf"))
+        if both_lp > best_lp:
+            best, best_lp = both, both_lp
+        # what is asked of several kinds of things at once: the best answer about each (relation, object)
+        # joined ("the laptop on the desk, both books on the shelf and the pen in the drawers")
+        unions = _distinct([u for u in _unions(scores) if u not in scores], render)
+        if unions:
+            union, union_lp, _ = choose(unions, full=len(unions) <= _FULL)
+            if union_lp > best_lp:
+                return union
         return best
 
     def interpret_update(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> Delta:
         """The likeliest change among the enumerated ones and unions of the best few."""
         rel = relevance(context, text, speaker)
         view = prompt_view(context, text, speaker, self.max_facts, rel)
-        say = Verbalizer(context.entities, view[1])
+        named_rooms = _named_rooms(context, rel)
+        say = Verbalizer(context.entities, view[1], context.domain, rooms=named_rooms)
         messages = english_messages("update", text, speaker, view, say)
         render = lambda d: _NOW + say.change(d.remove, d.add)
         names = view[1]
-        named_rooms = [n for n in rel if context.entities[n].get("type") == "room"]
         options = delta_candidates(context, _focus(context, names, rel), rooms=named_rooms)
         refused = self._refused(text, feedback)
         options = [d for d in options if format_delta(d) not in refused] or options
@@ -211,6 +246,37 @@ class ChoosingInterpreter:
         if self.generator is None:
             raise LanguageModelError(f"{self.name} writes no query graphs; give it a generating interpreter")
         return self._generate("query_graph", text, speaker, context)
+
+
+def _unnamed(goal: str, rel: dict[str, float], context: Context, say: Verbalizer) -> int:
+    """How many kinds of things (alike phrases) a goal is about that the words do not name."""
+    return len({say._phrase(n) for n in _args(goal) if n in context.entities and n != context.robot
+                and not rel.get(n)})
+
+
+def _named_kinds(rel: dict[str, float], context: Context, say: Verbalizer) -> set[str]:
+    """The kinds of things (alike phrases) the words name most strongly, rooms and people aside: of the things
+    that share a head noun, those named best ("the teal bowl", not the white one; "the dining table", not
+    the coffee table), and of those the ones within 1 of the best."""
+    things = {n: r for n, r in rel.items() if context.entities[n].get("type") not in ("room", "person", "robot")}
+    head = lambda n: (str(context.entities[n].get("noun") or n).split() or [n])[-1].lower()
+    top: dict[str, float] = {}
+    for n, r in things.items():
+        top[head(n)] = max(top.get(head(n), 0.0), r)
+    best = max(things.values(), default=0.0)
+    return {say._phrase(n) for n, r in things.items() if r >= top[head(n)] and r >= best - 1.0}
+
+
+def _clauses(goal: str) -> int:
+    """How many clauses the English of a goal has: its literals' distinct (relation, object) or state (`both
+    plates are on the table` is one; `the bread is in the fridge and cold` two); 1 for any other formula."""
+    parts = [goal] if _literal_key(goal) else _parts(goal)
+    return max(1, len({_literal_key(p)[:2] for p in parts}))
+
+
+def _named_rooms(context: Context, rel: dict[str, float]) -> list[str]:
+    """The rooms the words name (in full: "the bedroom", "Hiro's bedroom")."""
+    return [n for n in rel if context.entities[n].get("type") == "room"]
 
 
 def _focus(context: Context, names: Sequence[str], rel: dict[str, float]) -> list[str]:
@@ -284,7 +350,124 @@ def _conjunctions(top: Sequence[str], kept: Sequence[str], most: int = 4) -> lis
     return [c for c in dict.fromkeys(out) if c is not None]
 
 
+def _distinct(options: list, render) -> list:
+    """The options whose English differs (`(is-clean x)` and `(not (is-dirty x))` both say "x is clean"): the
+    first of each."""
+    seen, out = set(), []
+    for o in options:
+        said = render(o)
+        if said not in seen:
+            seen.add(said)
+            out.append(o)
+    return out
+
+
+_COUNT_WORDS = {"two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+                "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}
+
+
+def counts(text: str) -> list[int]:
+    """The numbers of things an utterance says ("for two", "three apples", "a couple of books"): 2..12."""
+    out = []
+    for w in re.findall(r"[a-z0-9]+", text.lower()):
+        n = _COUNT_WORDS.get(w) or (int(w) if w.isdigit() and 1 < int(w) <= 12 else None)
+        if n and n not in out:
+            out.append(n)
+    return out
+
+
+def _literal_key(goal: str) -> tuple[str, tuple[str, ...], str] | None:
+    """(polarity and predicate, the other arguments, the subject) of a literal; None for any other formula."""
+    negated = goal.startswith("(not (")
+    inner = goal[5:-1].strip() if negated else goal
+    words = inner.strip("()").split()
+    if inner.count("(") != 1 or len(words) < 2 or words[0] in ("and", "or", "not", "forall", "exists", "imply"):
+        return None
+    return ("not " if negated else "") + words[0], tuple(words[2:]), words[1]
+
+
+def _groups(scores: dict[str, float], say: Verbalizer, numbers: Sequence[int], named: set[str] = frozenset(),
+            keys: int = _GROUP_KEYS, kinds: int = 4) -> list[str]:
+    """Conjunctions of one relation to one object (or one state) over several things, for requests about
+    kinds of things ("set the table": plates, forks and glasses on it; "wash the laundry"): per (relation,
+    object) among the `keys` best-scored ones, the things of each kind (alike phrase) best first, all of a
+    kind or as many as the words count, and the kinds joined: those the words name (`named`) first, then in
+    the order of their best thing's score."""
+    by_key: dict[tuple, list[tuple[float, str, str]]] = {}
+    for goal, lp in scores.items():
+        key = _literal_key(goal)
+        if key is not None:
+            by_key.setdefault(key[:2], []).append((lp, key[2], goal))
+    # keys by their best single's score; a thing the scoring beam cut (-inf) still joins its kind
+    ranked = sorted((k for k in by_key if max(lp for lp, _, _ in by_key[k]) > float("-inf")),
+                    key=lambda k: -max(lp for lp, _, _ in by_key[k]))[:keys]
+    out: list[str] = []
+    for key in ranked:
+        kinds_of: dict[str, list[str]] = {}
+        for lp, subject, goal in sorted(by_key[key], key=lambda x: -x[0]):
+            kinds_of.setdefault(say._phrase(subject), []).append(goal)
+        order = sorted(kinds_of, key=lambda k: k not in named)  # stable: by score within each
+        kind_lists = [kinds_of[k] for k in order][:kinds]
+        if sum(len(k) for k in kind_lists) < 2:
+            continue
+        for size in [None, *numbers]:
+            picks = [k if size is None else k[:size] for k in kind_lists]
+            for n in range(1, len(picks) + 1):
+                parts = [g for k in picks[:n] for g in k]
+                if len(parts) >= 2:
+                    out.append(f"(and {' '.join(parts)})")
+    return list(dict.fromkeys(out))
+
+
+def _unions(scores: dict[str, float], most: int = 3) -> list[str]:
+    """The best-scored answer (a literal or a conjunction of literals) about each (relation, object), joined
+    over the `most` best such keys: a request about several relations at once. A thing is never put in two
+    places."""
+    best: dict[tuple, tuple[float, list[str]]] = {}
+    for goal, lp in scores.items():
+        parts = [goal] if _literal_key(goal) else _parts(goal)
+        if not parts:
+            continue
+        keys = {_literal_key(p)[:2] for p in parts}
+        if len(keys) != 1:
+            continue
+        key = keys.pop()
+        if key not in best or lp > best[key][0]:
+            best[key] = (lp, parts)
+    ranked = sorted(best.values(), key=lambda x: -x[0])[:most]
+    out = []
+    for n in range(2, len(ranked) + 1):
+        for chosen in ([ranked[:n]] if n > 2 else combinations(ranked, 2)):
+            parts = [p for _, ps in chosen for p in ps]
+            placed = [_literal_key(p)[2] for p in parts if _literal_key(p)[1]]  # subjects of relations
+            if len(placed) == len(set(placed)) and all(_compatible(a, b) for a, b in combinations(parts, 2)):
+                out.append(f"(and {' '.join(dict.fromkeys(parts))})")
+    return out
+
+
+def _parts(goal: str) -> list[str]:
+    """The literals of `(and <literal> ...)`, or [] for anything else."""
+    if not goal.startswith("(and "):
+        return []
+    out, depth, start = [], 0, None
+    for i, ch in enumerate(goal[5:-1], 5):
+        if ch == "(":
+            depth += 1
+            if depth == 1:
+                start = i
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                out.append(goal[start:i + 1])
+    return out if all(_literal_key(p) for p in out) else []
+
+
 def _compatible(a: str, b: str) -> bool:
-    """Two goals that may be asked together: not the same literal twice, not a literal and its negation."""
+    """Two goals that may be asked together: not the same literal twice, not a literal and its negation, not
+    one thing in two relations to other things (on the table and on the shelf)."""
     strip = lambda g: g[5:-1] if g.startswith("(not ") else g
-    return strip(a) != strip(b)
+    if strip(a) == strip(b):
+        return False
+    ka, kb = _literal_key(a), _literal_key(b)
+    return not (ka and kb and ka[1] and kb[1] and ka[2] == kb[2] and not a.startswith("(not ")
+                and not b.startswith("(not "))

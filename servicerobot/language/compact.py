@@ -67,8 +67,9 @@ def _shown_facts(context: Context, rel: Mapping[str, float] | None = None) -> li
     for atom in context.facts:
         if context.robot in atom.args or (atom.predicate in static and all(is_fixed(context, n) for n in atom.args)):
             continue
-        if atom.predicate == "in-room" and context.entities.get(atom.args[0], {}).get("room"):
-            continue
+        if len(atom.args) == 2 and is_fixed(context, atom.args[0]) and \
+                context.entities.get(atom.args[1], {}).get("type") == "room":
+            continue  # where a fixture stands (`in-room`, Context Matters' `at`): its catalogue line says it
         out.append(atom)
     rel = rel or {}
     # an entity's facts stay together when cut; the named ones are kept first
@@ -88,8 +89,8 @@ def shown_entities(context: Context, speaker: str, facts: Sequence[Atom] | None 
     if person is not None:
         names.add(person)
     rel = dict(rel) if rel is not None else (relevance(context, text, speaker) if text else {})
-    names.update(sorted(rel, key=lambda n: (-rel[n], n))[:named])
     rooms = {n for n in rel if context.entities[n].get("type") == "room"}
+    names.update(sorted((n for n in rel if n not in rooms), key=lambda n: (-rel[n], n))[:named])  # rooms: above
     if person is not None:
         rooms.update(a.args[1] for a in context.facts if a.predicate == "in-room" and a.args[0] == person)
     phrases = {entity_phrase(context.entities[r]) for r in rooms if r in context.entities} | rooms

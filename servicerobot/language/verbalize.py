@@ -18,7 +18,7 @@ from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.pddl import Atom
 from servicerobot.pddl.sexpr import parse_sexpr
 
-__all__ = ["PHRASES", "TYPE_NOUNS", "Verbalizer"]
+__all__ = ["PHRASES", "TYPE_NOUNS", "Verbalizer", "plural", "predicate_phrase"]
 
 # predicate -> (sentence when true, sentence when false); {0}, {1} are the arguments. Predicates not listed
 # are said with their own words ("{0} is <pred>", "{0} <pred> {1}"), so any domain can be verbalized.
@@ -47,6 +47,67 @@ TYPE_NOUNS: dict[str, str] = {"clothing": "piece of clothing", "food": "food ite
 _NO_ROOM_TYPES = ("person", "room", "robot")
 
 
+# How other domains name the household's relations and states (Context Matters' `is-on`, `is-holding`,
+# `is-free`, `thrashed`; `placed-on`, `stored-in`, `located`): a predicate's words, "is" dropped, looked up here.
+_SAME_AS = {
+    "on": "on", "placed on": "on", "put on": "on", "on top": "on", "ontop": "on", "on top of": "on",
+    "rests on": "on", "lying on": "on", "sitting on": "on", "supported by": "on",
+    "in": "inside", "inside": "inside", "stored in": "inside", "contained in": "inside", "into": "inside",
+    "within": "inside", "placed in": "inside", "put in": "inside", "in container": "inside",
+    "at": "at", "located": "at", "located at": "at", "located in": "at", "in room": "at", "at location": "at",
+    "holding": "holding", "holds": "holding", "carrying": "holding", "carries": "holding", "grasping": "holding",
+    "free": "hand-empty", "hand free": "hand-empty", "hands free": "hand-empty", "handempty": "hand-empty",
+    "hand empty": "hand-empty", "empty handed": "hand-empty", "gripper free": "hand-empty",
+    "arm empty": "hand-empty", "armempty": "hand-empty",
+    "thrashed": "discarded", "trashed": "discarded", "discarded": "discarded", "disposed": "discarded",
+    "thrown": "discarded", "thrown away": "discarded", "binned": "discarded", "in trash": "discarded",
+}
+# a state and the word for its absence ("the shirt is clean" says `(not (is-dirty shirt))`)
+_OPPOSITE = {"dirty": "clean", "clean": "dirty", "wet": "dry", "dry": "wet", "open": "closed", "closed": "open",
+             "opened": "closed", "shut": "open", "soiled": "clean", "washed": "unwashed", "made": "unmade",
+             "broken": "not broken", "lit": "dark"}
+_PREPOSITIONS = frozenset({"on", "in", "at", "into", "onto", "inside", "under", "near", "to", "with", "from", "by",
+                           "behind", "above", "below", "beside", "next"})
+_PLACE_WORDS = ("room", "location", "place", "area", "region", "zone")
+
+
+def _is_place(domain, typ: str | None) -> bool:
+    if domain is None or not typ:
+        return False
+    types = getattr(domain, "types", None)
+    names = [typ] + (sorted(types.ancestors(typ)) if types is not None and typ in types else [])
+    return any(w in _PLACE_WORDS for t in names for w in re.split(r"[-_]", t.lower()))
+
+
+def predicate_phrase(predicate: str, params: Sequence[str | None] = (), domain=None) -> tuple[str, str]:
+    """How to say a predicate when true and when false, from its words (and its parameters' types, given a
+    domain): `is-on` like `on`, `located` over a room as "is in", `is-dirty` false as "is clean", `loaded`
+    as "is loaded in", `dirty-floor` of a room as "the floor in {0} is dirty"."""
+    arity = len(params)
+    if predicate in PHRASES:
+        return PHRASES[predicate]
+    words = [w for w in re.split(r"[-_\s]+", predicate.lower()) if w]
+    if len(words) > 1 and words[0] in ("is", "are"):
+        words = words[1:]
+    core = " ".join(words)
+    same = _SAME_AS.get(core)
+    if same == "at" and arity == 2:
+        where = "in" if _is_place(domain, params[1]) else "at"
+        return "{0} is " + where + " {1}", "{0} is not " + where + " {1}"
+    if same and same in PHRASES and PHRASES[same][0].count("{") == arity:
+        return PHRASES[same]
+    if arity == 1 and core in _OPPOSITE:
+        return "{0} is " + core, "{0} is " + _OPPOSITE[core]
+    if arity == 1 and len(words) == 2 and words[0] in _OPPOSITE:  # dirty-floor: the floor in the kitchen is dirty
+        of = "in" if _is_place(domain, params[0]) else "of"
+        return (f"the {words[1]} {of} {{0}} is {words[0]}", f"the {words[1]} {of} {{0}} is {_OPPOSITE[words[0]]}")
+    if arity == 2 and len(words) == 1 and words[0].endswith("ed"):  # loaded: "the shirt is loaded in the washer"
+        return "{0} is " + core + " in {1}", "{0} is not " + core + " in {1}"
+    if arity == 2 and (words[-1] in _PREPOSITIONS or words[0].endswith("ing")):
+        return "{0} is " + core + " {1}", "{0} is not " + core + " {1}"
+    return _generic(predicate, arity)
+
+
 def _generic(predicate: str, arity: int) -> tuple[str, str]:
     words = predicate.replace("-", " ").replace("_", " ")
     if arity == 1:
@@ -67,11 +128,21 @@ class Verbalizer:
     Args:
         entities: the catalogue (name -> record with type, noun, colour, owner, room).
         shown: the names the prompt shows; a phrase two of them share gets the name in brackets.
+        domain: the planning domain; its predicates' parameter types choose a phrase's preposition
+            (`predicate_phrase`): a domain of other words than the household's is said in the same English.
+        rooms: the rooms the utterance names; a fixture in one of them is said with its room, as the person
+            said it ("the desk in the bedroom": the 1.5B model finds "the apples are on the desk" 13 nats less
+            likely than "... on the desk in the bedroom" after "take the apples to the desk in the bedroom").
     """
 
-    def __init__(self, entities: Mapping[str, Mapping], shown: Sequence[str] = ()):
+    def __init__(self, entities: Mapping[str, Mapping], shown: Sequence[str] = (), domain=None,
+                 rooms: Iterable[str] = ()):
         self.entities = entities
+        self.domain = domain
+        self.rooms = frozenset(rooms)
+        self._phrases: dict[tuple[str, int], tuple[str, str]] = {}
         self._names: dict[str, str] = {}
+        self._alike: dict[str, int] = {}  # shown names per phrase: "both plates" when a group has them all
         self._bare: dict[str, int] = {}  # how many entities share each bare phrase: those get their room
         for info in entities.values():
             bare = entity_phrase(info)
@@ -80,6 +151,7 @@ class Verbalizer:
         for name in shown:
             said.setdefault(self._phrase(name), []).append(name)
         for phrase, names in said.items():
+            self._alike[phrase] = len(names)
             for name in names:
                 self._names[name] = phrase if len(names) == 1 else f"{phrase} ({name})"
 
@@ -93,7 +165,8 @@ class Verbalizer:
             return phrase[:1].upper() + phrase[1:] if typ == "person" else "the robot"
         text = phrase if phrase[:1].isupper() else f"the {phrase}"
         room = info.get("room")
-        if room and typ not in _NO_ROOM_TYPES and room in self.entities and self._bare.get(phrase, 0) > 1:
+        if room and typ not in _NO_ROOM_TYPES and room in self.entities and (self._bare.get(phrase, 0) > 1
+                                                                             or room in self.rooms):
             room_phrase = entity_phrase(self.entities[room])
             if room_phrase not in phrase:
                 text += f" in the {room_phrase}" if room_phrase[:1].islower() else f" in {room_phrase}"
@@ -127,28 +200,65 @@ class Verbalizer:
         return self.conjunction(parts) if parts else "nothing changed"
 
     def conjunction(self, parts: Sequence[str]) -> str:
-        """Literals joined with "and", a shared subject or a shared predicate-and-object said once."""
+        """Literals joined with "and": a shared subject said once ("the bread is in the fridge and cold"), and
+        the things that share a predicate and object said together, alike ones counted ("both plates, the
+        fork and the glass are on the table; the shirt and the towel are clean")."""
         marked = [self._say(parse_sexpr(p), lambda n: f"\x00{n}\x00") for p in parts]
         split = [re.fullmatch(r"\x00([^\x00]+)\x00 (.*)", m) for m in marked]
-        if len(parts) > 1 and all(split):
-            subjects = [m.group(1) for m in split]
-            rests = [m.group(2) for m in split]
-            if len(set(subjects)) == 1:  # "the bread is in the fridge and cold"
-                rests = [self._unmark(r) for r in rests]
-                rests = [r[3:] if i and r.startswith("is ") and rests[0].startswith("is ") else r
-                         for i, r in enumerate(rests)]
-                return f"{self.name(subjects[0])} {_join(rests)}"
-            if len(set(rests)) == 1 and len(set(subjects)) == len(subjects):  # "A and B are on the shelf"
-                rest = self._unmark(rests[0])
+        if len(parts) > 1 and all(split) and len({m.group(1) for m in split}) == 1:
+            rests = [self._unmark(m.group(2)) for m in split]
+            rests = [r[3:] if i and r.startswith("is ") and rests[0].startswith("is ") else r
+                     for i, r in enumerate(rests)]
+            return f"{self.name(split[0].group(1))} {_join(rests)}"
+        groups: dict[str, list[str]] = {}  # what is said of them -> the subjects, in the parts' order
+        for i, m in enumerate(split):
+            key = m.group(2) if m else f"\x02{i}"
+            groups.setdefault(key, []).append(m.group(1) if m else marked[i])
+        if len(parts) < 2 or all(len(subjects) == 1 for subjects in groups.values()):
+            return " and ".join(self._unmark(m) for m in marked)
+        said = []
+        for rest, subjects in groups.items():
+            if rest.startswith("\x02"):
+                said.append(self._unmark(subjects[0]))
+            elif len(subjects) == 1:
+                said.append(f"{self.name(subjects[0])} {self._unmark(rest)}")
+            else:
+                rest = self._unmark(rest)
                 rest = f"are {rest[3:]}" if rest.startswith("is ") else rest
-                return f"{_join([self.name(s) for s in subjects])} {rest}"
-        return " and ".join(self._unmark(m) for m in marked)
+                said.append(f"{self.together(subjects)} {rest}")
+        return ", ".join(said[:-1]) + " and " + said[-1] if len(said) > 1 else said[0]
+
+    def together(self, names: Sequence[str]) -> str:
+        """Several things as one subject: alike things counted ("both plates", "all three apples", "two of
+        the four books (book_1, book_2)"), the others named, in their first order."""
+        alike: dict[str, list[str]] = {}
+        for n in names:
+            alike.setdefault(self._phrase(n), []).append(n)
+        said = []
+        for phrase, ns in alike.items():
+            if len(ns) == 1:
+                said.append(self.name(ns[0]))
+                continue
+            bare = phrase[4:] if phrase.startswith("the ") else phrase
+            many = plural(bare)
+            shown = self._alike.get(phrase, len(ns))
+            if shown <= len(ns):
+                said.append(f"both {many}" if len(ns) == 2 else f"all {_number(len(ns))} {many}")
+            else:
+                said.append(f"{_number(len(ns))} of the {_number(shown)} {many} ({', '.join(ns)})")
+        return _join(said)
 
     def _unmark(self, text: str) -> str:
         return re.sub(r"\x00([^\x00]+)\x00", lambda m: self.name(m.group(1)), text)
 
     def _literal(self, predicate: str, args: list[str], value: bool, name) -> str:
-        pos, neg = PHRASES.get(predicate) or _generic(predicate, len(args))
+        key = (predicate, len(args))
+        if key not in self._phrases:
+            decl = getattr(self.domain, "predicates", {}).get(predicate)
+            params = [t for _, t in decl.params] if decl is not None and len(decl.params) == len(args) \
+                else [None] * len(args)
+            self._phrases[key] = predicate_phrase(predicate, params, self.domain)
+        pos, neg = self._phrases[key]
         return (pos if value else neg).format(*[name(a) for a in args])
 
     def _say(self, expr, name) -> str:
@@ -197,6 +307,40 @@ def _literal_text(atom: Atom) -> str:
 
 def _text(expr) -> str:
     return str(expr) if isinstance(expr, str) else "(" + " ".join(_text(e) for e in expr) + ")"
+
+
+_NUMBERS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+
+
+def _number(n: int) -> str:
+    return _NUMBERS[n] if 0 <= n < len(_NUMBERS) else str(n)
+
+
+_IRREGULAR = {"knife": "knives", "shelf": "shelves", "leaf": "leaves", "loaf": "loaves", "person": "people",
+              "child": "children", "mouse": "mice", "foot": "feet", "tooth": "teeth", "scarf": "scarves",
+              "wife": "wives", "life": "lives", "half": "halves", "man": "men", "woman": "women"}
+_SAME_PLURAL = ("glasses", "scissors", "jeans", "pants", "trousers", "shorts", "clothes", "sheep", "fish",
+                "tongs", "pliers", "headphones", "earphones", "shoes", "socks", "cutlery", "silverware", "laundry")
+
+
+def plural(phrase: str) -> str:
+    """A noun phrase in the plural: its head noun, the word before "of" ("pairs of jeans", "chests of
+    drawers"), or the last word ("red mugs", "Ana's books", "knives", "boxes", "berries")."""
+    words = phrase.split(" ")
+    i = words.index("of") - 1 if "of" in words[1:] else len(words) - 1
+    word = words[i]
+    low = word.lower()
+    if low in _IRREGULAR:
+        word = _IRREGULAR[low]
+    elif low.endswith(_SAME_PLURAL) or not low[-1:].isalpha():
+        pass
+    elif low.endswith(("s", "x", "z", "ch", "sh")):
+        word += "es"
+    elif low.endswith("y") and low[-2:-1] not in tuple("aeiou"):
+        word = word[:-1] + "ies"
+    else:
+        word += "s"
+    return " ".join(words[:i] + [word] + words[i + 1:])
 
 
 def _join(parts: Sequence[str]) -> str:
