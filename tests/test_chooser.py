@@ -52,7 +52,8 @@ class Prefers:
 
 
 def test_words_stem_and_add_synonyms():
-    assert words("Hiro's dishes") == ["hiro", "dish", "plate", "bowl", "dish"]
+    assert words("Hiro's dishes")[:5] == ["hiro", "dish", "plate", "bowl", "dish"]
+    assert "tableware" in words("the dishes") and "disposable" in words("the rubbish")  # domains' kinds
     assert "sink" in words("turn off the tap")
 
 
@@ -137,7 +138,7 @@ def test_the_chooser_returns_the_answer_the_model_prefers(place):
     chooser = ChoosingInterpreter(model)
     assert chooser.interpret_task(item.text, item.speaker, place.context(item)) == "(on bowl_1 dining_table_1)"
     assert model.calls[0]["slot"] == "goal" and model.calls[0]["beam"] == 8  # many candidates: a beam
-    assert chooser.usage.calls == len(model.calls) == 2  # singles, then conjunctions of the best
+    assert chooser.usage.calls == len(model.calls) == 3  # singles, conjunctions of the best, unions over relations
     assert chooser.calls[0]["candidates"] == len(model.calls[0]["answers"]) > 20
 
 
@@ -198,3 +199,25 @@ def test_token_trie_shares_prefixes():
     assert len(nodes) == 5 < 3 + 3 + 2
     assert [[n.token for n in path] for path in trie.paths] == [[1, 2, 3], [1, 2, 4], [1, 5]]
     assert nodes[0].seqs == [0, 1, 2] and nodes[1].seqs == [0, 1]
+
+
+def test_grouped_answers_count_kinds_and_never_place_a_thing_twice():
+    from servicerobot.language.chooser import _compatible, _groups, _unions, counts
+    from servicerobot.language.verbalize import Verbalizer
+
+    assert counts("Set the table for two, three apples and a couple of books, 4 cups") == [2, 3, 4]
+    assert not _compatible("(on a t)", "(on a s)") and not _compatible("(on a t)", "(inside a box)")
+    assert _compatible("(on a t)", "(not (dirty a))") and not _compatible("(dirty a)", "(not (dirty a))")
+    entities = {n: {"type": "dish", "noun": n.split("_")[0]} for n in ("plate_1", "plate_2", "plate_3", "fork_1")}
+    entities["table_1"] = {"type": "surface", "noun": "table"}
+    say = Verbalizer(entities, sorted(entities))
+    scores = {"(on plate_2 table_1)": -5.0, "(on fork_1 table_1)": -9.0, "(on plate_1 table_1)": float("-inf"),
+              "(on plate_3 table_1)": -7.0}
+    groups = _groups(scores, say, [2], named={"the fork"})
+    # the named kind first; all plates (even one the beam cut), or the two best plates as the words count
+    assert "(and (on fork_1 table_1) (on plate_2 table_1) (on plate_3 table_1) (on plate_1 table_1))" in groups
+    assert "(and (on fork_1 table_1) (on plate_2 table_1) (on plate_3 table_1))" in groups
+    assert say.goal(groups[-1]).startswith("the fork and two of the three plates")
+    unions = _unions({"(on plate_2 table_1)": -5.0, "(inside plate_2 box_1)": -6.0, "(not (dirty fork_1))": -7.0})
+    assert all(not ("(on plate_2" in u and "(inside plate_2" in u) for u in unions)
+    assert "(and (on plate_2 table_1) (not (dirty fork_1)))" in unions

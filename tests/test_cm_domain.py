@@ -252,3 +252,57 @@ def test_the_table_writer_uses_cm_layout_and_free_text(tmp_path):
         assert inst.task == table.TASKS[int(inst.problem.rsplit("_", 1)[1])]
         assert inst.domain_file and inst.domain_world().objects
         assert json.loads((tmp_path / f"{split}.json").read_text())["problems"][inst.problem]["goal"] == inst.task
+
+
+class _Prefers:
+    """A scoring model that likes one answer best and every other answer less the longer it is; records the
+    prompts and answers it scored."""
+
+    name = "prefers"
+
+    def __init__(self, wanted: str):
+        self.wanted = wanted
+        self.calls = []
+
+    def score(self, messages, answers, *, slot=None, beam=None):
+        from servicerobot.language.base import Scored
+
+        self.calls.append((messages, list(answers)))
+        return Scored([[-1.0 if a == self.wanted else -30.0 - len(a) / 100] for a in answers], prompt_tokens=10,
+                      candidate_tokens=len(answers))
+
+
+def test_the_chooser_reads_a_split_domain_in_english_and_offers_groups(tmp_path):
+    """In a split's own domain (`placed-on`, `located`, `stored-in`) the chooser's prompt and answers are the
+    household's English, the desk is said with the room the words name, and "three apples" can be answered
+    by one grouped goal over the three apples."""
+    from servicerobot.experiments.cm_language import cm_context, solve_in_split_domain
+    from servicerobot.language.chooser import ChoosingInterpreter
+
+    root = _dataset(tmp_path, [5])
+    split_json = root / "general.json"
+    doc = json.loads(split_json.read_text())
+    inst = read_split(root, "general")[0]
+    text = "Could you take three apples over to the desk in the bedroom?"
+    (root / "general" / inst.scene_name / inst.problem / "task.txt").write_text(text + "\n")
+    doc["problems"][inst.problem]["goal"] = text
+    split_json.write_text(json.dumps(doc))
+    inst = read_split(root, "general")[0]
+    apples = sorted(n for n in cm_context(inst).entities if n.startswith("apple"))
+    assert len(apples) == 3
+    model = _Prefers("Done when: all three apples are on the desk in the bedroom")
+    row = solve_in_split_domain(inst, ChoosingInterpreter(model))
+    prompt = model.calls[0][0][-1]["content"]
+    assert "located" not in prompt and "placed" not in prompt and "stored" not in prompt
+    assert " is in the " in prompt
+    offered = [a for _, answers in model.calls for a in answers]
+    assert "Done when: all three apples are on the desk in the bedroom" in offered
+    assert sorted(goal_parts_of(row["goal"])) == sorted(f"(placed-on {a} {row['goal'].split()[-1].rstrip(')')})"
+                                                      for a in apples)
+    assert row["success"] and row["acceptable_goal"]
+
+
+def goal_parts_of(goal: str) -> list[str]:
+    from servicerobot.experiments.cm_language import goal_parts
+
+    return goal_parts(goal) or []

@@ -122,6 +122,8 @@ def test_alike_things_are_counted_in_a_conjunction():
         "two of the three plates (plate_0, plate_2) are on the table"
     assert say.goal("(and (on fork_9 table_1) (not (dirty shirt_1)) (not (dirty towel_2)))") == \
         "the fork is on the table and the shirt and the towel are clean"
+    assert say.goal("(and (not (dirty shirt_1)) (not (dirty towel_2)) (not (wet shirt_1)) (not (wet towel_2)))") \
+        == "the shirt and the towel are clean and dry"
 
 
 @pytest.mark.parametrize("phrase, many", [("plate", "plates"), ("glass", "glasses"), ("knife", "knives"),

@@ -29,15 +29,20 @@ from servicerobot.pddl.model import AddEffect, DelEffect, ForallEffect, WhenEffe
 __all__ = ["Signatures", "delta_candidates", "goal_candidates", "is_fixed", "merge", "never_reported", "relevance",
            "signatures", "static_predicates", "words"]
 
-# Household words people use for a thing under another name (both sides are stems, see `_stem`).
+# Household words people use for a thing under another name (both sides are stems, see `_stem`); the kinds'
+# words of planning domains too ("rubbish" names Context Matters' `disposable` things, "dishes" `tableware`).
 _SYNONYMS = {
     "tap": ("sink", "faucet"), "faucet": ("sink",), "water": ("sink", "faucet"), "lamp": ("light",),
     "couch": ("sofa",), "settee": ("sofa",), "telly": ("tv",), "television": ("tv",), "cupboard": ("cabinet",),
-    "closet": ("wardrobe",), "bin": ("trash",), "garbage": ("trash",), "rubbish": ("trash",),
+    "closet": ("wardrobe",), "bin": ("trash",), "garbage": ("trash", "waste", "disposable"),
+    "rubbish": ("trash", "waste", "disposable"), "trash": ("waste", "disposable"),
+    "litter": ("trash", "waste", "disposable"),
     "refrigerator": ("fridge",), "washing": ("washer",), "drier": ("dryer",), "bedside": ("nightstand",),
     "headphone": ("headphone",), "earphone": ("headphone",), "mobile": ("phone",), "cellphone": ("phone",),
-    "specs": ("glasses",), "tumbler": ("glass",), "dish": ("plate", "bowl", "dish"), "crockery": ("dish",),
-    "laundry": ("clothing", "basket"), "clothes": ("clothing",), "cloth": ("clothing",), "garment": ("clothing",),
+    "specs": ("glasses",), "tumbler": ("glass",), "crockery": ("dish",),
+    "dish": ("plate", "bowl", "dish", "tableware", "dishware", "kitchenware"),
+    "laundry": ("clothing", "basket", "cleanable"), "clothes": ("clothing", "cleanable"), "cloth": ("clothing",),
+    "garment": ("clothing",),
     "jean": ("jean",), "trouser": ("jean", "pant"), "pant": ("jean", "pant"), "jumper": ("sweater",),
     "pullover": ("sweater",), "controller": ("remote",), "clicker": ("remote",), "loaf": ("bread",),
     "yoghurt": ("yogurt",), "shelf": ("shelf", "bookshelf"), "table": ("table",), "desk": ("table", "desk"),

@@ -24,7 +24,14 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from servicerobot.language.base import LanguageModelError, ScoringModel, Usage
-from servicerobot.language.candidates import delta_candidates, goal_candidates, merge, relevance, signatures
+from servicerobot.language.candidates import (
+    delta_candidates,
+    goal_candidates,
+    is_fixed,
+    merge,
+    relevance,
+    signatures,
+)
 from servicerobot.language.compact import SCHEMA_TITLES, compact_request, load_turns, prompt_view
 from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, QueryGraph, entity_phrase
 from servicerobot.language.verbalize import Verbalizer
@@ -45,7 +52,7 @@ _MISSED = 3.0  # nats a task answer loses per kind of thing (not a room or perso
 _CLAUSE = 4.0  # nats allowed per further clause of a task answer (a relation to another object, another state)
 _CLAUSES = 2  # ... for at most this many further clauses
 _GROUP_KEYS = 4
-_FULL = 48  # joined answers scored to their end (no beam) when at most this many  # (relation, object) keys whose things are grouped ("plates, forks and glasses on the table")
+_FULL = 64  # joined answers scored to their end (no beam) when at most this many  # (relation, object) keys whose things are grouped ("plates, forks and glasses on the table")
 _BEAM = 8  # partial answers kept at each branching of the candidates (None: score every candidate)
 
 
@@ -107,12 +114,16 @@ class ChoosingInterpreter:
     def _score(self, kind: str, messages: list, answers: list[str], full: bool = False) -> list[float]:
         """Each answer's log-probability; `full`: every answer scored to its end (no beam), for the few long
         joined answers whose shared beginnings a beam would cut before the part that tells them apart."""
+        return [float(sum(lp)) if lp else float("-inf") for lp in self._token_scores(kind, messages, answers, full)]
+
+    def _token_scores(self, kind: str, messages: list, answers: list[str], full: bool = False) -> list[list[float]]:
+        """Each answer's log-probability per token, the end of the turn last ([] for one the beam cut)."""
         beam = self.beam if self.beam is not None and len(answers) > self.beam and not full else None
         scored = self.model.score(messages, answers, slot=SCHEMA_TITLES[kind], beam=beam)
         self.usage.add(scored.usage)
         self.calls.append({"kind": kind, "candidates": len(answers), "seconds": round(scored.seconds, 3),
                            "tokens": scored.prompt_tokens + scored.candidate_tokens})
-        return scored.totals()
+        return scored.logprobs
 
     def _choose(self, kind: str, messages: list, options: list, render) -> tuple[object, float, list[float]]:
         """The most likely option, its log-probability, and every option's."""
@@ -156,33 +167,52 @@ class ChoosingInterpreter:
         named = _named_kinds(rel, context, say)
         missed = lambda goal: len(named - {say._phrase(n) for n in _args(goal)})
 
-        def choose(candidates: list[str], full: bool = False) -> tuple[str, float, list[float]]:
-            # the model's log-probability, less a prior against things the words do not name and against leaving
-            # out kinds of things they do name, plus an allowance for each further clause (saying more costs
-            # the model tokens even where the words ask for it)
-            lps = [lp - _UNNAMED * unnamed(g) - _MISSED * missed(g) + _CLAUSE * min(_clauses(g) - 1, _CLAUSES) for g, lp in
-                   zip(candidates, self._score("task", messages, [render(g) for g in candidates], full))]
-            i = max(range(len(candidates)), key=lambda j: lps[j])
-            return candidates[i], lps[i], lps
+        def choose(candidates: list[str], full: bool = False) -> tuple[str, float, list[float], list[float]]:
+            """The best candidate, its score, every candidate's score, and every candidate's part score.
 
-        best, best_lp, totals = choose(options)
-        order = sorted(range(len(options)), key=lambda i: -totals[i])
-        top = [options[i] for i in order[:_CONJOIN_FROM] if totals[i] > float("-inf")]
-        scores = {options[i]: totals[i] for i in order if totals[i] > float("-inf")}
-        groups = _groups({options[i]: totals[i] for i in order}, say, counts(text), named)
+            A score is the model's log-probability, less a prior against kinds of things the words do not
+            name and against leaving out kinds they do name, plus an allowance for each further clause
+            (saying more costs the model tokens even where the words ask for it). A part score leaves out the
+            end of the turn and the priors about what is left out: how right the answer is as far as it
+            goes ("the laptop is on the desk" is right but the model expects more after it), which ranks the
+            parts that groups and unions are built from."""
+            tokens = self._token_scores("task", messages, [render(g) for g in candidates], full)
+            ninf = float("-inf")
+            scores = [sum(t) - _UNNAMED * unnamed(g) - _MISSED * missed(g) + _CLAUSE * min(_clauses(g) - 1, _CLAUSES)
+                      if t else ninf for g, t in zip(candidates, tokens)]
+            parts = [sum(t[:-1]) - _UNNAMED * unnamed(g) if t else ninf for g, t in zip(candidates, tokens)]
+            i = max(range(len(candidates)), key=lambda j: scores[j])
+            return candidates[i], scores[i], scores, parts
+
+        best, best_lp, totals, part_lps = choose(options)
+        # answers only about things the words name that the beam cut: scored to their end, so that their
+        # relation and object can still be grouped and joined ("the pen in the chest of drawers")
+        cut = [i for i, lp in enumerate(totals) if lp == float("-inf") and not unnamed(options[i])][:_FULL]
+        if cut:
+            _, _, again, again_parts = choose([options[i] for i in cut], full=True)
+            for i, lp, part in zip(cut, again, again_parts):
+                totals[i], part_lps[i] = lp, part
+            best_i = max(range(len(options)), key=lambda i: totals[i])
+            best, best_lp = options[best_i], totals[best_i]
+        order = sorted(range(len(options)), key=lambda i: -part_lps[i])
+        top = [options[i] for i in order[:_CONJOIN_FROM] if part_lps[i] > float("-inf")]
+        parts = {options[i]: part_lps[i] for i in order}
+        groups = _groups(parts, say, counts(text), named, context, _named_rooms(context, rel))
         conjunctions = _distinct([c for c in _conjunctions(top, _kept_true(context, top)) + groups
-                                  if c not in scores], render)
+                                  if c not in parts], render)
         if not conjunctions:
             return best
-        both, both_lp, both_totals = choose(conjunctions, full=len(conjunctions) <= _FULL)
-        scores.update((c, lp) for c, lp in zip(conjunctions, both_totals) if lp > float("-inf"))
+        both, both_lp, both_totals, both_parts = choose(conjunctions, full=len(conjunctions) <= _FULL)
+        parts.update(zip(conjunctions, both_parts))
+        wholes = dict(zip(options, totals)) | dict(zip(conjunctions, both_totals))
         if both_lp > best_lp:
             best, best_lp = both, both_lp
         # what is asked of several kinds of things at once: the best answer about each (relation, object)
         # joined ("the laptop on the desk, both books on the shelf and the pen in the drawers")
-        unions = _distinct([u for u in _unions(scores) if u not in scores], render)
+        scored = {g: lp for g, lp in parts.items() if lp > float("-inf")}
+        unions = _distinct([u for u in _unions(scored, wholes) if u not in parts], render)
         if unions:
-            union, union_lp, _ = choose(unions, full=len(unions) <= _FULL)
+            union, union_lp, _, _ = choose(unions, full=len(unions) <= _FULL)
             if union_lp > best_lp:
                 return union
         return best
@@ -347,6 +377,10 @@ def _conjunctions(top: Sequence[str], kept: Sequence[str], most: int = 4) -> lis
     for goal in top:
         mine = [k for k in kept if _args(k)[-1] in _args(goal)]
         out.append(conj([goal, *mine]))
+    # a state kept true goes with its own thing only ("the shirt is clean and dry", not another shirt dry)
+    out = [c for c in out if c is None or not any(k in c and _args(k)[-1] not in
+                                                   [a for p in _parts(c) if p != k for a in _args(p)]
+                                                   for k in kept)]
     return [c for c in dict.fromkeys(out) if c is not None]
 
 
@@ -387,12 +421,15 @@ def _literal_key(goal: str) -> tuple[str, tuple[str, ...], str] | None:
 
 
 def _groups(scores: dict[str, float], say: Verbalizer, numbers: Sequence[int], named: set[str] = frozenset(),
-            keys: int = _GROUP_KEYS, kinds: int = 4) -> list[str]:
+            context: Context | None = None, rooms: Sequence[str] = (), keys: int = _GROUP_KEYS,
+            kinds: int = 4) -> list[str]:
     """Conjunctions of one relation to one object (or one state) over several things, for requests about
     kinds of things ("set the table": plates, forks and glasses on it; "wash the laundry"): per (relation,
     object) among the `keys` best-scored ones, the things of each kind (alike phrase) best first, all of a
     kind or as many as the words count, and the kinds joined: those the words name (`named`) first, then in
-    the order of their best thing's score."""
+    the order of their best thing's score. With `context`: the same over only the things in the `rooms` the
+    words name ("the dirty dishes in the kitchen"), and each group with a second state the best-scored keys
+    ask of the same things ("washed and dried": clean and dry)."""
     by_key: dict[tuple, list[tuple[float, str, str]]] = {}
     for goal, lp in scores.items():
         key = _literal_key(goal)
@@ -401,48 +438,101 @@ def _groups(scores: dict[str, float], say: Verbalizer, numbers: Sequence[int], n
     # keys by their best single's score; a thing the scoring beam cut (-inf) still joins its kind
     ranked = sorted((k for k in by_key if max(lp for lp, _, _ in by_key[k]) > float("-inf")),
                     key=lambda k: -max(lp for lp, _, _ in by_key[k]))[:keys]
+    where = _rooms_of(context) if context is not None and rooms else {}
     out: list[str] = []
     for key in ranked:
         kinds_of: dict[str, list[str]] = {}
         for lp, subject, goal in sorted(by_key[key], key=lambda x: -x[0]):
-            kinds_of.setdefault(say._phrase(subject), []).append(goal)
-        order = sorted(kinds_of, key=lambda k: k not in named)  # stable: by score within each
+            if context is None or not _holds(goal, context):  # a group is news for every thing in it
+                kinds_of.setdefault(say._phrase(subject), []).append(goal)
+        # the kinds the words name, then the best other kind (or the two best when none is named)
+        order = [k for k in kinds_of if k in named]
+        order += [k for k in kinds_of if k not in named][:max(1, 2 - len(order))]
         kind_lists = [kinds_of[k] for k in order][:kinds]
-        if sum(len(k) for k in kind_lists) < 2:
-            continue
-        for size in [None, *numbers]:
-            picks = [k if size is None else k[:size] for k in kind_lists]
-            for n in range(1, len(picks) + 1):
-                parts = [g for k in picks[:n] for g in k]
-                if len(parts) >= 2:
-                    out.append(f"(and {' '.join(parts)})")
+        here = [[g for g in k if where.get(_literal_key(g)[2]) in rooms] for k in kind_lists] if where else []
+        for lists in (kind_lists, [k for k in here if k]):
+            if sum(len(k) for k in lists) < 2 and lists is kind_lists:
+                continue
+            for size in [None, *numbers]:
+                picks = [k if size is None else k[:size] for k in lists]
+                for n in range(1, len(picks) + 1):
+                    parts = [g for k in picks[:n] for g in k]
+                    if parts and (len(parts) >= 2 or lists is not kind_lists):
+                        out.append(f"(and {' '.join(parts)})" if len(parts) > 1 else parts[0])
+    if context is not None:
+        out += [g for key in ranked if not key[1] for group in list(out) if (g := _with_state(group, key, context))]
     return list(dict.fromkeys(out))
 
 
-def _unions(scores: dict[str, float], most: int = 3) -> list[str]:
-    """The best-scored answer (a literal or a conjunction of literals) about each (relation, object), joined
-    over the `most` best such keys: a request about several relations at once. A thing is never put in two
-    places."""
-    best: dict[tuple, tuple[float, list[str]]] = {}
+def _with_state(group: str, key: tuple[str, tuple[str, ...]], context: Context) -> str | None:
+    """`group` (one state over several things) with the state `key` asked of the same things too, where the
+    domain's predicate takes them; None when it is the group's own state or fits none of them."""
+    parts = _parts(group) or ([group] if _literal_key(group) else [])
+    keys = {_literal_key(p)[:2] for p in parts}
+    if not parts or len(keys) != 1 or next(iter(keys))[1] or key in keys:
+        return None
+    negated, pred = key[0].startswith("not "), key[0].removeprefix("not ")
+    decl = context.domain.predicates.get(pred)
+    if decl is None or len(decl.params) != 1:
+        return None
+    extra = [f"(not ({pred} {s}))" if negated else f"({pred} {s})" for s in (_literal_key(p)[2] for p in parts)
+             if context.domain.types.is_subtype(str(context.entities.get(s, {}).get("type", "object")),
+                                                decl.params[0][1])]
+    return f"(and {' '.join(parts + extra)})" if extra else None
+
+
+def _holds(literal: str, context: Context) -> bool:
+    """Whether memory holds a literal now (`(not (dirty x))` for a clean x)."""
+    negated = literal.startswith("(not ")
+    words = (literal[5:-1] if negated else literal).strip().strip("()").split()
+    return (Atom(words[0], tuple(words[1:])) in context.facts) != negated
+
+
+def _rooms_of(context: Context) -> dict[str, str]:
+    """Thing -> the room it is in: a fact relating it to a room, or to a fixture that stands in one."""
+    out: dict[str, str] = {}
+    for atom in context.facts:
+        if len(atom.args) != 2 or atom.args[0] == context.robot:
+            continue
+        thing, place = atom.args
+        info = context.entities.get(place, {})
+        room = place if info.get("type") == "room" else info.get("room")
+        if room and not is_fixed(context, thing):
+            out.setdefault(thing, room)
+    return out
+
+
+def _unions(scores: dict[str, float], whole: dict[str, float] | None = None, most: int = 3,
+            each: int = 3) -> list[str]:
+    """Answers about several (relation, object) keys at once, for a request about several relations: the
+    `most` best keys (by their best answer's score: a literal or a conjunction of literals about that key),
+    joined in that order, each with its best answer by `whole` (default `scores`: the "two books" that
+    the words count rather than the one book that is as right as far as it goes) that agrees with those
+    already taken (a thing is never put in two places), each key's `each` best answers first in the join."""
+    whole = scores if whole is None else whole
+    per_key: dict[tuple, list[tuple[float, float, list[str]]]] = {}
     for goal, lp in scores.items():
         parts = [goal] if _literal_key(goal) else _parts(goal)
-        if not parts:
-            continue
         keys = {_literal_key(p)[:2] for p in parts}
-        if len(keys) != 1:
-            continue
-        key = keys.pop()
-        if key not in best or lp > best[key][0]:
-            best[key] = (lp, parts)
-    ranked = sorted(best.values(), key=lambda x: -x[0])[:most]
+        if parts and len(keys) == 1:
+            per_key.setdefault(keys.pop(), []).append((whole.get(goal, lp), lp, parts))
+    ranked = sorted(per_key.values(), key=lambda answers: -max(lp for _, lp, _ in answers))[:most]
+    ranked = [[(w, parts) for w, _, parts in sorted(answers, key=lambda x: -x[0])] for answers in ranked]
+
+    def agree(taken: list[str], parts: list[str]) -> bool:
+        return all(_compatible(a, b) for a in taken for b in parts)
+
     out = []
-    for n in range(2, len(ranked) + 1):
-        for chosen in ([ranked[:n]] if n > 2 else combinations(ranked, 2)):
-            parts = [p for _, ps in chosen for p in ps]
-            placed = [_literal_key(p)[2] for p in parts if _literal_key(p)[1]]  # subjects of relations
-            if len(placed) == len(set(placed)) and all(_compatible(a, b) for a, b in combinations(parts, 2)):
-                out.append(f"(and {' '.join(dict.fromkeys(parts))})")
-    return out
+    for first in range(len(ranked)):
+        for lp, start in ranked[first][:each]:
+            taken = list(start)
+            for other in ranked[first + 1:]:
+                fit = next((parts for _, parts in other if agree(taken, parts)), None)
+                if fit is not None:
+                    taken += fit
+                    if len(taken) > len(start):
+                        out.append(f"(and {' '.join(dict.fromkeys(taken))})")
+    return list(dict.fromkeys(out))
 
 
 def _parts(goal: str) -> list[str]:

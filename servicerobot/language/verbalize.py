@@ -217,15 +217,21 @@ class Verbalizer:
         if len(parts) < 2 or all(len(subjects) == 1 for subjects in groups.values()):
             return " and ".join(self._unmark(m) for m in marked)
         said = []
+        merged: dict[tuple[str, ...], list[str]] = {}  # the same things in two states: "are clean and dry"
         for rest, subjects in groups.items():
-            if rest.startswith("\x02"):
-                said.append(self._unmark(subjects[0]))
-            elif len(subjects) == 1:
-                said.append(f"{self.name(subjects[0])} {self._unmark(rest)}")
+            merged.setdefault(tuple(subjects) if not rest.startswith("\x02") else (rest,), []).append(rest)
+        for subjects, rests in merged.items():
+            if rests[0].startswith("\x02"):
+                said.append(self._unmark(groups[rests[0]][0]))
+                continue
+            rests = [self._unmark(r) for r in rests]
+            rests = [r[3:] if i and r.startswith("is ") and rests[0].startswith("is ") else r
+                     for i, r in enumerate(rests)]
+            if len(subjects) == 1:
+                said.append(f"{self.name(subjects[0])} {_join(rests)}")
             else:
-                rest = self._unmark(rest)
-                rest = f"are {rest[3:]}" if rest.startswith("is ") else rest
-                said.append(f"{self.together(subjects)} {rest}")
+                rests[0] = f"are {rests[0][3:]}" if rests[0].startswith("is ") else rests[0]
+                said.append(f"{self.together(list(subjects))} {_join(rests)}")
         return ", ".join(said[:-1]) + " and " + said[-1] if len(said) > 1 else said[0]
 
     def together(self, names: Sequence[str]) -> str:
@@ -239,7 +245,7 @@ class Verbalizer:
             if len(ns) == 1:
                 said.append(self.name(ns[0]))
                 continue
-            bare = phrase[4:] if phrase.startswith("the ") else phrase
+            bare = phrase.removeprefix("the ")
             many = plural(bare)
             shown = self._alike.get(phrase, len(ns))
             if shown <= len(ns):
