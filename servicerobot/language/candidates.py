@@ -74,13 +74,19 @@ def words(text: str) -> list[str]:
 def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
     """Entity name -> how strongly `text` (said by `speaker`) names it; entities not named are left out.
 
-    The head noun counts most, then the other noun words, colour, mark, material, owner and room; an
-    owner who is the speaker counts when the text says "my"/"me"; a person or room named counts in full.
+    The head noun counts most, then the other noun words, colour, mark, material, owner, room and a state
+    memory holds of it ("the dirty dishes"); an owner who is the speaker counts when the text says "my"/"me";
+    a person or room named counts in full.
     """
     said = set(words(text))
     raw = set(_WORD.findall(text.lower()))
     me = (speaker or "").strip().lower()
     out: dict[str, float] = {}
+    states: dict[str, set[str]] = {}  # thing -> the words of its one-argument facts ("dirty" of `is-dirty`)
+    for atom in context.facts:
+        if len(atom.args) == 1:
+            states.setdefault(atom.args[0], set()).update(w for w in _WORD.findall(atom.predicate.lower())
+                                                          if w not in ("is", "has"))
     for name, info in context.entities.items():
         if name == context.robot:
             continue
@@ -112,6 +118,8 @@ def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
                 room = str(info.get("room") or "").lower()
                 if room and all(_stem(w) in said for w in _WORD.findall(room) if w not in ("s",)):
                     score += 0.75
+                if states.get(name, set()) & raw:  # "the dirty dishes": the dishes that are dirty
+                    score += 1.0
         if score > 0:
             out[name] = score
     return out
