@@ -221,3 +221,15 @@ def test_grouped_answers_count_kinds_and_never_place_a_thing_twice():
     unions = _unions({"(on plate_2 table_1)": -5.0, "(inside plate_2 box_1)": -6.0, "(not (dirty fork_1))": -7.0})
     assert all(not ("(on plate_2" in u and "(inside plate_2" in u) for u in unions)
     assert "(and (on plate_2 table_1) (not (dirty fork_1)))" in unions
+
+
+def test_a_state_the_words_say_names_the_things_in_that_state():
+    from servicerobot.language.interpreter import Context
+    from servicerobot.pddl import Atom
+    from servicerobot.scenes.household import household_domain
+
+    entities = {"plate_1": {"type": "dish", "noun": "plate"}, "plate_2": {"type": "dish", "noun": "plate"},
+                "kitchen": {"type": "room", "noun": "kitchen"}}
+    context = Context(household_domain(), entities, frozenset({Atom("dirty", ("plate_2",))}), "robot")
+    rel = relevance(context, "wash the dirty plates", "Ana")
+    assert rel["plate_2"] > rel["plate_1"] > 0
