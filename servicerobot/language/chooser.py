@@ -25,6 +25,7 @@ from itertools import combinations
 
 from servicerobot.language.base import LanguageModelError, ScoringModel, Usage
 from servicerobot.language.candidates import (
+    _stem,
     delta_candidates,
     goal_candidates,
     is_fixed,
@@ -164,8 +165,8 @@ class ChoosingInterpreter:
         render = lambda goal: _DONE + say.goal(goal)
         options = _distinct(options, render)
         unnamed = lambda goal: _unnamed(goal, rel, context, say)
-        named = _named_kinds(rel, context, say)
-        missed = lambda goal: len(named - {say._phrase(n) for n in _args(goal)})
+        named = _named_kinds(rel, context, say, text)
+        missed = lambda goal: len(named - _covered(goal, context, say))
 
         def choose(candidates: list[str], full: bool = False) -> tuple[str, float, list[float], list[float]]:
             """The best candidate, its score, every candidate's score, and every candidate's part score.
@@ -284,12 +285,28 @@ def _unnamed(goal: str, rel: dict[str, float], context: Context, say: Verbalizer
                 and not rel.get(n)})
 
 
-def _named_kinds(rel: dict[str, float], context: Context, say: Verbalizer) -> set[str]:
-    """The kinds of things (alike phrases) the words name most strongly, rooms and people aside: of the things
-    that share a head noun, those named best ("the teal bowl", not the white one; "the dining table", not
-    the coffee table), and of those the ones within 1 of the best."""
-    things = {n: r for n, r in rel.items() if context.entities[n].get("type") not in ("room", "person", "robot")}
-    head = lambda n: (str(context.entities[n].get("noun") or n).split() or [n])[-1].lower()
+def _covered(goal: str, context: Context, say: Verbalizer) -> set[str]:
+    """The kinds of things (alike phrases) a goal is about: those it names, and every thing of a type it
+    quantifies over ("every light is off" covers the light in the kitchen)."""
+    kinds = {say._phrase(n) for n in _args(goal)}
+    quantified = re.findall(r"\((?:forall|exists) \(\?\S+ - (\S+)\)", goal)
+    if quantified:
+        types = context.domain.types
+        kinds |= {say._phrase(n) for n, info in context.entities.items()
+                  if any(types.is_subtype(str(info.get("type", "object")), t) for t in quantified
+                         if str(info.get("type", "object")) in types)}
+    return kinds
+
+
+def _named_kinds(rel: dict[str, float], context: Context, say: Verbalizer, text: str = "") -> set[str]:
+    """The kinds of things (alike phrases) the words name most strongly by their own head noun (not through a
+    synonym: "laundry" names the clothes, not the laundry basket), rooms and people aside: of the things that
+    share a head noun, those named best ("the teal bowl", not the white one; "the dining table", not the coffee
+    table), and of those the ones within 1 of the best."""
+    said = {_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())}
+    head = lambda n: (str(context.entities[n].get("noun") or n).lower().split() or [n])[-1]
+    things = {n: r for n, r in rel.items() if context.entities[n].get("type") not in ("room", "person", "robot")
+              and (not text or _stem(head(n)) in said)}
     top: dict[str, float] = {}
     for n, r in things.items():
         top[head(n)] = max(top.get(head(n), 0.0), r)
