@@ -7,9 +7,13 @@ evaluation over the candidates' token trie) and keeps the most likely:
 
 - classification: `{"kind": "task"}` against `{"kind": "update"}`;
 - tasks: the goals of `candidates.goal_candidates` over the shown names (controllable, not true now,
-  `forall` over types), then conjunctions of the best few, each said in English (`verbalize.Verbalizer`:
-  "Done when: the bread is in the fridge and cold") after a prompt that shows the things and facts in
-  English too: the 1.5B model chose the right goal for 36 of 50 paraphrased tasks so, 30 in PDDL;
+  `forall` over types), each said in English (`verbalize.Verbalizer`: "Done when: the bread is in the fridge
+  and cold") after a prompt that shows the things and facts in English too (36 of 50 paraphrased tasks right
+  so, 30 in PDDL); then conjunctions of the best few and groups over the kinds of things the words name
+  ("all three apples are on the desk in the bedroom", `_groups`); then unions of the best answer per
+  (relation, object) ("the laptop on the desk, both books on the bookshelf and the pen in the drawers",
+  `_unions`). Parts are ranked by their log-probability without the end of the turn, answers chosen by the
+  whole with a lexical prior (`_UNNAMED`, `_MISSED`, `_CLAUSE`);
 - updates: the changes of `candidates.delta_candidates` that agree with memory, then unions of the best few.
 
 With no candidate at all (nothing shown that the domain's actions can change) a task or an update goes to
@@ -49,11 +53,11 @@ _NOW = "Now: "  # how the English update prompt's answers begin
 _UNION_MARGIN = 3.0  # unions are formed of single changes at most this many nats below the best
 _FOCUS = 4  # movable things and fixtures a reported change may be about (the most strongly named)
 _UNNAMED = 2.0  # nats a task answer loses per kind of thing in it the words do not name
-_MISSED = 3.0  # nats a task answer loses per kind of thing (not a room or person) the words name that it leaves out
-_CLAUSE = 4.0  # nats allowed per further clause of a task answer (a relation to another object, another state)
+_MISSED = 3.0  # nats a task answer loses per kind of thing the words name (not a room, a person) it leaves out
+_CLAUSE = 4.0  # nats allowed per further clause of a task answer (another relation and object, another state)
 _CLAUSES = 2  # ... for at most this many further clauses
-_GROUP_KEYS = 4
-_FULL = 64  # joined answers scored to their end (no beam) when at most this many  # (relation, object) keys whose things are grouped ("plates, forks and glasses on the table")
+_GROUP_KEYS = 4  # (relation, object) keys whose things are grouped ("plates, forks and glasses on the table")
+_FULL = 64  # joined answers scored to their end (no beam) when at most this many
 _BEAM = 8  # partial answers kept at each branching of the candidates (None: score every candidate)
 
 
@@ -150,7 +154,8 @@ class ChoosingInterpreter:
         return [options[i] for i in sorted(order[:self.max_candidates])]
 
     def interpret_task(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> str:
-        """The likeliest goal among the enumerated ones and conjunctions of the best few, said in English."""
+        """The likeliest goal among the enumerated ones, conjunctions of the best few, groups and unions, said
+        in English."""
         rel = relevance(context, text, speaker)
         view = prompt_view(context, text, speaker, self.max_facts, rel)
         say = Verbalizer(context.entities, view[1], context.domain, rooms=_named_rooms(context, rel))
@@ -179,8 +184,8 @@ class ChoosingInterpreter:
             parts that groups and unions are built from."""
             tokens = self._token_scores("task", messages, [render(g) for g in candidates], full)
             ninf = float("-inf")
-            scores = [sum(t) - _UNNAMED * unnamed(g) - _MISSED * missed(g) + _CLAUSE * min(_clauses(g) - 1, _CLAUSES)
-                      if t else ninf for g, t in zip(candidates, tokens)]
+            prior = lambda g: -_UNNAMED * unnamed(g) - _MISSED * missed(g) + _CLAUSE * min(_clauses(g) - 1, _CLAUSES)
+            scores = [sum(t) + prior(g) if t else ninf for g, t in zip(candidates, tokens)]
             parts = [sum(t[:-1]) - _UNNAMED * unnamed(g) if t else ninf for g, t in zip(candidates, tokens)]
             i = max(range(len(candidates)), key=lambda j: scores[j])
             return candidates[i], scores[i], scores, parts
