@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from itertools import combinations
 
-from servicerobot.language.base import LanguageModelError, ScoringModel, Usage
+from servicerobot.language.base import LanguageModelError, Scored, ScoringModel, Usage
 from servicerobot.language.candidates import (
     _stem,
     delta_candidates,
@@ -116,19 +116,20 @@ class ChoosingInterpreter:
     def __repr__(self) -> str:
         return f"ChoosingInterpreter({self.model!r})"
 
-    def _score(self, kind: str, messages: list, answers: list[str], full: bool = False) -> list[float]:
-        """Each answer's log-probability; `full`: every answer scored to its end (no beam), for the few long
-        joined answers whose shared beginnings a beam would cut before the part that tells them apart."""
-        return [float(sum(lp)) if lp else float("-inf") for lp in self._token_scores(kind, messages, answers, full)]
+    def _score(self, kind: str, messages: list, answers: list[str]) -> list[float]:
+        """Each answer's log-probability."""
+        return self._token_scores(kind, messages, answers).totals()
 
-    def _token_scores(self, kind: str, messages: list, answers: list[str], full: bool = False) -> list[list[float]]:
-        """Each answer's log-probability per token, the end of the turn last ([] for one the beam cut)."""
+    def _token_scores(self, kind: str, messages: list, answers: list[str], full: bool = False) -> Scored:
+        """Each answer's log-probability per token, the end of the turn last ([] for one the beam cut); `full`:
+        every answer scored to its end (no beam), for the few long joined answers whose shared beginnings a
+        beam would cut before the part that tells them apart."""
         beam = self.beam if self.beam is not None and len(answers) > self.beam and not full else None
         scored = self.model.score(messages, answers, slot=SCHEMA_TITLES[kind], beam=beam)
         self.usage.add(scored.usage)
         self.calls.append({"kind": kind, "candidates": len(answers), "seconds": round(scored.seconds, 3),
                            "tokens": scored.prompt_tokens + scored.candidate_tokens})
-        return scored.logprobs
+        return scored
 
     def _choose(self, kind: str, messages: list, options: list, render) -> tuple[object, float, list[float]]:
         """The most likely option, its log-probability, and every option's."""
@@ -158,7 +159,8 @@ class ChoosingInterpreter:
         in English."""
         rel = relevance(context, text, speaker)
         view = prompt_view(context, text, speaker, self.max_facts, rel)
-        say = Verbalizer(context.entities, view[1], context.domain, rooms=_named_rooms(context, rel))
+        named_rooms = _named_rooms(context, rel)
+        say = Verbalizer(context.entities, view[1], context.domain, rooms=named_rooms)
         messages = english_messages("task", text, speaker, view, say)
         options = goal_candidates(context, view[1], asked=_asked(context, view[1], rel))
         if feedback:  # a goal the planner or parser refused: never offer it again
@@ -182,7 +184,7 @@ class ChoosingInterpreter:
             end of the turn and the priors about what is left out: how right the answer is as far as it
             goes ("the laptop is on the desk" is right but the model expects more after it), which ranks the
             parts that groups and unions are built from."""
-            tokens = self._token_scores("task", messages, [render(g) for g in candidates], full)
+            tokens = self._token_scores("task", messages, [render(g) for g in candidates], full).logprobs
             ninf = float("-inf")
             prior = lambda g: -_UNNAMED * unnamed(g) - _MISSED * missed(g) + _CLAUSE * min(_clauses(g) - 1, _CLAUSES)
             scores = [sum(t) + prior(g) if t else ninf for g, t in zip(candidates, tokens)]
@@ -203,7 +205,7 @@ class ChoosingInterpreter:
         order = sorted(range(len(options)), key=lambda i: -part_lps[i])
         top = [options[i] for i in order[:_CONJOIN_FROM] if part_lps[i] > float("-inf")]
         parts = {options[i]: part_lps[i] for i in order}
-        groups = _groups(parts, say, counts(text), named, context, _named_rooms(context, rel))
+        groups = _groups(parts, say, counts(text), named, context, named_rooms)
         conjunctions = _distinct([c for c in _conjunctions(top, _kept_true(context, top)) + groups
                                   if c not in parts], render)
         if not conjunctions:

@@ -206,10 +206,7 @@ class Verbalizer:
         marked = [self._say(parse_sexpr(p), lambda n: f"\x00{n}\x00") for p in parts]
         split = [re.fullmatch(r"\x00([^\x00]+)\x00 (.*)", m) for m in marked]
         if len(parts) > 1 and all(split) and len({m.group(1) for m in split}) == 1:
-            rests = [self._unmark(m.group(2)) for m in split]
-            rests = [r[3:] if i and r.startswith("is ") and rests[0].startswith("is ") else r
-                     for i, r in enumerate(rests)]
-            return f"{self.name(split[0].group(1))} {_join(rests)}"
+            return f"{self.name(split[0].group(1))} {self._rests([m.group(2) for m in split])}"
         groups: dict[str, list[str]] = {}  # what is said of them -> the subjects, in the parts' order
         for i, m in enumerate(split):
             key = m.group(2) if m else f"\x02{i}"
@@ -224,15 +221,20 @@ class Verbalizer:
             if rests[0].startswith("\x02"):
                 said.append(self._unmark(groups[rests[0]][0]))
                 continue
-            rests = [self._unmark(r) for r in rests]
-            rests = [r[3:] if i and r.startswith("is ") and rests[0].startswith("is ") else r
-                     for i, r in enumerate(rests)]
             if len(subjects) == 1:
-                said.append(f"{self.name(subjects[0])} {_join(rests)}")
+                said.append(f"{self.name(subjects[0])} {self._rests(rests)}")
             else:
-                rests[0] = f"are {rests[0][3:]}" if rests[0].startswith("is ") else rests[0]
-                said.append(f"{self.together(list(subjects))} {_join(rests)}")
+                said.append(f"{self.together(list(subjects))} {self._rests(rests, many=True)}")
         return ", ".join(said[:-1]) + " and " + said[-1] if len(said) > 1 else said[0]
+
+    def _rests(self, rests: Sequence[str], many: bool = False) -> str:
+        """What is said of one subject (`many`: of several), joined: "is in the fridge and cold", "are clean
+        and dry"."""
+        said = [self._unmark(r) for r in rests]
+        said = [r[3:] if i and r.startswith("is ") and said[0].startswith("is ") else r for i, r in enumerate(said)]
+        if many and said[0].startswith("is "):
+            said[0] = f"are {said[0][3:]}"
+        return _join(said)
 
     def together(self, names: Sequence[str]) -> str:
         """Several things as one subject: alike things counted ("both plates", "all three apples", "two of
