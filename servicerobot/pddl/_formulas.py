@@ -82,10 +82,13 @@ class FormulaReader:
         objects: names usable as terms -> type (domain constants, plus problem objects), or None.
         object_word: what to call those names in messages ("constant" or "object").
         functions: the numeric function signatures (static action costs), or None to skip their checks.
+        strict: False to let an argument whose type cannot fit its parameter through, noted in `warnings`
+            (Fast Downward does not check argument types), instead of raising PDDLTypeError.
 
     Attributes:
         costs: the `(increase (total-cost) x)` terms read by the last `effects` call at the top level.
         values: the `(= (f args) number)` values read by `init_atom`.
+        warnings: what a lenient reader let through, each message with its position.
     """
 
     def __init__(
@@ -96,8 +99,11 @@ class FormulaReader:
         objects: Mapping[str, str] | None,
         object_word: str = "object",
         functions: Mapping[str, Function] | None = None,
+        strict: bool = True,
     ):
         self.reader = reader
+        self.strict = strict
+        self.warnings: list[str] = []
         self.predicates = predicates
         self.types = types
         self.objects = objects
@@ -228,20 +234,22 @@ class FormulaReader:
             ttype = scope[term]
             if is_subtype(ttype, ptype) or is_subtype(ptype, ttype):
                 return
-            raise PDDLTypeError(
-                self.reader.where(token) + f"variable {term} is {article(ttype)}, but parameter {pvar} of "
-                f"{pred!r} needs {article(ptype)} {where}",
-                where,
-            )
+            self._type_error(f"variable {term} is {article(ttype)}, but parameter {pvar} of {pred!r} needs "
+                             f"{article(ptype)} {where}", token, where)
+            return
         if self.objects is None:
             return
         ttype = self.objects[term]
         if not is_subtype(ttype, ptype):
-            raise PDDLTypeError(
-                self.reader.where(token) + f"{term} is {article(ttype)}, but parameter {pvar} of {pred!r} "
-                f"needs {article(ptype)} {where}",
-                where,
-            )
+            self._type_error(f"{term} is {article(ttype)}, but parameter {pvar} of {pred!r} needs "
+                             f"{article(ptype)} {where}", token, where)
+
+    def _type_error(self, message: str, token: Token, where: str) -> None:
+        """Raise PDDLTypeError for an argument that cannot fit its parameter or, when not strict, note it."""
+        if self.strict:
+            raise PDDLTypeError(self.reader.where(token) + message, where)
+        self.warnings.append(f"{self.reader.where(token)}ill-typed as written: {message} (Fast Downward reads "
+                             "it; planning goes on; to fix it, give the argument a type that fits the parameter)")
 
     def _count(self, expr: SList, n: int, form: str, where: str) -> None:
         if len(expr) - 1 != n:

@@ -13,7 +13,7 @@ from os import PathLike
 from pathlib import Path
 
 from servicerobot.errors import PDDLParseError, PDDLSemanticError
-from servicerobot.pddl._formulas import FormulaReader, article
+from servicerobot.pddl._formulas import FormulaReader, PDDLTypeError, article
 from servicerobot.pddl._reader import Reader, describe
 from servicerobot.pddl._suggest import did_you_mean
 from servicerobot.pddl.derived import strata
@@ -142,17 +142,35 @@ def _types(rd: Reader, sections: dict[str, list[SList]]) -> TypeHierarchy:
     for parent in [*parents.values(), *(p for ps in more.values() for p in ps)]:
         if parent != ROOT_TYPE and parent not in parents:
             parents[parent] = ROOT_TYPE  # a supertype used but not declared is a child of object
-    for name in parents:
-        seen, stack = {name}, [name]  # depth first over every parent: no type may be its own ancestor
-        while stack:
-            current = stack.pop()
-            for parent in (parents[current], *more.get(current, ())):
-                if parent == name:
-                    rd.semantic(f"the types form a cycle through {name!r} and {current!r}", tokens.get(name))
-                if parent != ROOT_TYPE and parent not in seen:
-                    seen.add(parent)
-                    stack.append(parent)
+    _refuse_cycles(rd, parents, more, tokens)
     return TypeHierarchy(parents, more)
+
+
+def _refuse_cycles(
+    rd: Reader, parents: dict[str, str], more: dict[str, tuple[str, ...]], tokens: dict[str, Token]
+) -> None:
+    """Raise if a type is its own ancestor: one iterative depth-first walk over every parent link, O(types)."""
+    state: dict[str, bool] = {}  # True while on the walk's current path, False once finished
+    for start, first in parents.items():
+        if start in state:
+            continue
+        state[start] = True
+        stack = [(start, iter((first, *more.get(start, ()))))]
+        while stack:
+            name, ups = stack[-1]
+            for parent in ups:
+                if parent == ROOT_TYPE:
+                    continue
+                if state.get(parent):
+                    rd.semantic(f"the types form a cycle through {parent!r} and {name!r}; a type cannot be its "
+                                "own ancestor: give one of them another parent in :types", tokens.get(parent))
+                if parent not in state:
+                    state[parent] = True
+                    stack.append((parent, iter((parents[parent], *more.get(parent, ())))))
+                    break
+            else:
+                state[name] = False
+                stack.pop()
 
 
 def _typed_names(
@@ -293,15 +311,28 @@ def _action(rd: Reader, section: SList, fr: FormulaReader) -> Action:
 
 
 @_without_gc
-def parse_domain(text: str, source: str = "") -> Domain:
+def parse_domain(text: str, source: str = "", strict: bool = True) -> Domain:
     """Parse and check a `(define (domain ...))`.
+
+    With `strict=False` an argument whose type cannot fit its predicate's parameter (in a precondition,
+    effect, condition or derived rule) is read as written, as Fast Downward reads it, and named in
+    `Domain.warnings` instead of raising; every other check stays.
 
     Raises:
         PDDLParseError: malformed text (with line and column).
-        PDDLSemanticError: unknown predicates, types, constants or variables; arity or type errors.
+        PDDLSemanticError: unknown predicates, types, constants or variables; arity or (when strict) type
+            errors.
         UnsupportedFeatureError: numeric fluents beyond static action costs, an `either` type as the parent
             of a type in :types, durative actions.
     """
+    try:
+        return _parse_domain(text, source, strict)
+    except PDDLTypeError as error:
+        raise PDDLTypeError(f"{error}; if the domain is meant as written, parse_domain(..., strict=False) reads "
+                            "it as Fast Downward does", error.where) from None
+
+
+def _parse_domain(text: str, source: str, strict: bool) -> Domain:
     rd = Reader(text, source)
     expr = parse_sexpr(text, source)
     name = _header(rd, expr, "domain")
@@ -309,7 +340,7 @@ def parse_domain(text: str, source: str = "") -> Domain:
     requirements = _requirements(rd, sections)
     types = _types(rd, sections)
     constants = _typed_names(rd, sections.get(":constants", []), types, ":constants", {})
-    fr = FormulaReader(rd, None, types, constants, object_word="constant")
+    fr = FormulaReader(rd, None, types, constants, object_word="constant", strict=strict)
     predicates = _predicates(rd, sections, fr)
     fr.functions = _functions(rd, sections, fr)
     fr.predicates = predicates
@@ -326,7 +357,8 @@ def parse_domain(text: str, source: str = "") -> Domain:
         if action.cost and "total-cost" not in fr.functions:
             fr.functions["total-cost"] = Function("total-cost")  # used but not declared: Fast Downward agrees
         actions[action.name] = action
-    domain = Domain(name, requirements, types, constants, predicates, actions, fr.functions, derived)
+    domain = Domain(name, requirements, types, constants, predicates, actions, fr.functions, derived,
+                    tuple(fr.warnings))
     if derived:
         try:
             strata(domain)
@@ -424,9 +456,9 @@ def read_pddl_file(path: str | PathLike) -> str:
         ) from None
 
 
-def load_domain(path: str | PathLike) -> Domain:
-    """Read and parse a domain file; errors name the file."""
-    return parse_domain(read_pddl_file(path), source=str(path))
+def load_domain(path: str | PathLike, strict: bool = True) -> Domain:
+    """Read and parse a domain file; errors and warnings name the file (`strict` as in `parse_domain`)."""
+    return parse_domain(read_pddl_file(path), source=str(path), strict=strict)
 
 
 def load_problem(path: str | PathLike, domain: Domain | None = None) -> Problem:

@@ -469,7 +469,7 @@ class BuiltinPlanner(Planner):
 
     def _solve(self, domain_text: str, problem_text: str, timeout: float | None) -> PlanResult:
         try:
-            domain = parse_domain(domain_text, source="<domain>")
+            domain = parse_domain(domain_text, source="<domain>", strict=False)  # as Fast Downward reads it
             problem = parse_problem(problem_text, domain, source="<problem>")
         except UnsupportedFeatureError as error:
             return PlanResult(PlanStatus.UNSUPPORTED, planner=self.label, message=str(error))

@@ -272,7 +272,7 @@ class LAPKT(Planner):
     def _prepare(self, domain_text: str, problem_text: str) -> tuple[str, str, dict[str, str]] | PlanResult:
         """The texts to run and the renaming to undo, or a result reached without running LAPKT."""
         try:
-            domain = parse_domain(domain_text, source="<domain>")
+            domain = parse_domain(domain_text, source="<domain>", strict=False)  # as Fast Downward reads it
             problem = parse_problem(problem_text, domain, source="<problem>")
         except UnsupportedFeatureError:
             return domain_text, problem_text, {}  # beyond our parser: LAPKT gets the task as it is

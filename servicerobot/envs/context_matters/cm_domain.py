@@ -1,30 +1,26 @@
 """A Context Matters instance in the PDDL domain its split ships (`dining-setup-domain.pddl`, ...).
 
-Context Matters' dataset has one domain file per split, beside the split file (`<root>/<split-with-dashes>-
-domain.pddl`) or inside the split folder (`<root>/<split>/<...>-domain.pddl`, `<root>/<split>/domain.pddl`).
-Their domains are small STRIPS domains of their own words: a robot that moves between rooms, grabs
-`grabbable` things and puts them on `surface`s or into `container`s, throws `disposable`s into a `bin`,
-washes `cleanable`s. `find_domain_file` finds the file; `domain_world` writes one instance's scene in that
-domain, so a planner plans in their predicates and a goal is written in their words.
+Context Matters' dataset has one domain file per split, under names that changed between its commits
+(`<root>/<split-dashes>-domain.pddl`, `general.pddl` beside `general.json`, a file in the split folder, or one
+whose `(domain NAME)` names the split): `find_domain_file` finds it and `load_split_domain` reads it as Fast
+Downward does (an ill-typed argument is a warning, not an error). Their domains are small STRIPS domains of
+their own words: a robot that moves between rooms, grabs `grabbable` things and puts them on `surface`s or
+into `container`s, throws `disposable`s into a `bin`, washes `cleanable`s. `domain_world` writes one
+instance's scene in that domain, so a planner plans in their predicates and a goal is written in their words.
 
-Nothing here knows a particular domain file. Each scene object gets the domain type its words name:
-- the names of a type are read as words (`washing-machine` -> washing, machine) and compared with the
-  object's class, base class and household type (with a few synonyms: a trash can is a bin);
-- else by the object's role in the household domain: an item (dish, food, clothing, ...) is of the type
-  whose name says grabbable / item / object; a surface, shelf or bed of the one that says surface / table /
-  furniture; an openable or container of the one that says container / receptacle; a trash can of bin /
-  trash; a washer of washer / washing machine;
-- an item then takes the most specific subtype its state fits: `disposable` / `waste` / `trash` for rubbish
-  (open-vocabulary `discardable`, or described as trash), `cleanable` / `washable` / `dishware` / `laundry`
-  for dirty things and for dishes and clothes;
-- an object no type fits stays out, with the reason (`DomainWorld.refused`).
+Nothing here knows a particular domain file. Each scene class gets the domain type it means
+(`type_meaning.choose_type`: a cola can is `disposable`, detergent a `cleaning-supply`, a shirt `cleanable`, a
+locker `movable`), decided once per class against the domain's type names and the actions that use them; an
+object no type fits stays out, with the reason (`DomainWorld.refused`); `DomainWorld.class_typing` is the
+load report, class by class.
 
-The initial facts are read from the household world (`CMWorld`) by the predicates' words: where things are
-(`at` / `located` over a thing and a room), the robot's free hand (`is-free`, `hand-free`, ...), what is on a
-surface (`is-on`, `placed-on`, ...) or inside a container (`inside`, `stored-in`, ...), and state words
-(`is-dirty` / `soiled` from the scene's dirty things, `is-clean` for the others of that type; wet / dry;
-closed (true) / open (false) for things of a type with both; `is-empty` for machines and containers).
-Every other predicate starts false. `DomainWorld.roles` says which predicate played which part.
+The initial facts, by the predicates' words: every thing is `at` / `located` in its room, as in CM's scenes
+(the household world's guess of what stands on what is not carried over), except what the dataset states is
+inside something (CM's `book into the shelf`: `inside` / `stored-in`, not `at`); the robot's free hand
+(`is-free`, `hand-free`, ...); state words (`is-dirty` / `soiled` from the scene's dirty things, `is-clean` for
+the others of that type; wet / dry; closed (true) / open (false); `empty` / `is-empty` for what nothing is
+inside); a room's dirty floor (`dirty-floor`) where the task or description asks to mop it, the other floors
+clean. Every other predicate starts false. `DomainWorld.roles` says which predicate played which part.
 """
 
 from __future__ import annotations
@@ -41,30 +37,6 @@ __all__ = ["DomainWorld", "domain_world", "find_domain_file", "household_meaning
            "translate_goal"]
 
 MAX_DOMAIN_BYTES = 1 << 20
-
-_SYNONYMS = {
-    "trashcan": ("trash", "bin", "garbage", "rubbish", "waste", "can"), "trash": ("bin", "trashcan"),
-    "washer": ("washing", "machine", "washer", "laundry"), "dryer": ("dryer", "drying", "machine"),
-    "fridge": ("fridge", "refrigerator", "appliance"), "sink": ("sink", "basin"),
-    "dish": ("dish", "dishware", "tableware", "kitchenware"), "clothing": ("clothing", "clothes", "garment", "laundry"),
-    "gadget": ("gadget", "device", "electronic", "component"), "book": ("book",), "food": ("food",),
-    "surface": ("surface", "table"), "shelf": ("shelf", "shelving"), "openable": ("openable",),
-}
-_ROLE_WORDS = {
-    "item": ("grabbable", "graspable", "pickable", "movable", "portable", "item", "thing", "object", "tool"),
-    "surface": ("surface", "table", "furniture", "support", "counter"),
-    "container": ("container", "receptacle", "storage", "cabinet", "furniture"),
-    "bin": ("bin", "trash", "trashcan", "garbage", "dustbin", "wastebin"),
-    "washer": ("washer", "washing", "laundry", "appliance"),
-    "dryer": ("dryer", "drying", "appliance"),
-    "sink": ("sink", "basin"),
-}
-_HOUSEHOLD_ROLE = {"surface": "surface", "shelf": "surface", "bed": "surface", "container": "container",
-                   "openable": "container", "fridge": "container", "trashcan": "bin", "washer": "washer",
-                   "dryer": "dryer", "sink": "sink"}
-_ITEM_TYPES = frozenset({"dish", "food", "clothing", "book", "gadget", "decor", "item"})
-_DISPOSABLE = ("disposable", "waste", "trash", "garbage", "rubbish", "litter", "discardable")
-_CLEANABLE = ("cleanable", "washable", "dishware", "tableware", "laundry", "dirty")
 _SUPPORT = ("on", "is-on", "placed-on", "on-top", "rests-on", "ontop", "lying-on")
 _CONTAIN = ("inside", "in", "is-in", "stored-in", "contained-in", "into")
 _LOCATION = ("at", "located", "located-at", "is-at", "in-room", "located-in")
@@ -73,7 +45,7 @@ _STATE_TRUE_WORDS = {  # a unary predicate's words -> which scene objects it sta
     "dirty": "dirty", "soiled": "dirty", "stained": "dirty", "unclean": "dirty",
     "clean": "not dirty", "washed": "not dirty",
     "wet": "wet", "damp": "wet", "dry": "not wet", "dried": "not wet",
-    "closed": "always", "shut": "always", "empty": "always",
+    "closed": "always", "shut": "always", "empty": "empty",
 }
 _DISCARDED = ("thrashed", "trashed", "discarded", "disposed", "thrown", "binned", "in-trash", "throwed")
 
@@ -86,37 +58,62 @@ def _split_key(split: str) -> str:
     return split.replace("_", "-")
 
 
+def _domain_name(path: Path) -> str | None:
+    """The NAME of `(define (domain NAME)` in a file's first 4 KiB, or None."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    match = re.search(r"\(\s*domain\s+([^\s()]+)\s*\)", head, re.IGNORECASE)
+    return match.group(1) if match else None
+
+
 def find_domain_file(root: str | Path, split: str) -> Path | None:
-    """The domain file a CM dataset ships for `split`, or None: `<root>/<split-dashes>-domain.pddl`, then in
-    `<root>/<split>/`: `<split-dashes>-domain.pddl`, `<split>-domain.pddl`, `domain.pddl`."""
+    """The domain file a CM dataset ships for `split`, or None. Tried in order, under the names the dataset
+    has used: `<root>/<split-dashes>-domain.pddl`, `<root>/<split>-domain.pddl`, `<root>/<split>.pddl` (CM's
+    `general.pddl` beside `general.json`), the same names and `domain.pddl` inside `<root>/<split>/`; then any
+    `.pddl` file there whose `(domain NAME)` names the split (`general-domain`, `house_cleaning`)."""
     root = Path(root)
     key = _split_key(split)
-    for path in (root / f"{key}-domain.pddl", root / f"{split}-domain.pddl", root / split / f"{key}-domain.pddl",
-                 root / split / f"{split}-domain.pddl", root / split / "domain.pddl"):
+    folder = root / split
+    names = (f"{key}-domain.pddl", f"{split}-domain.pddl", f"{split}.pddl", f"{key}.pddl")
+    for path in [root / n for n in names] + [folder / n for n in names] + [folder / "domain.pddl"]:
         if path.is_file():
             return path
+    want = _words(split)
+    for where in (root, folder):
+        if not where.is_dir():
+            continue
+        for path in sorted(where.glob("*.pddl")):
+            name = _domain_name(path) if path.is_file() else None
+            if name and [w for w in _words(name) if w != "domain"] == want:
+                return path
     return None
 
 
-def load_split_domain(path: str | Path) -> Domain:
-    """Parse a split's domain file.
+def load_split_domain(path: str | Path, strict: bool = False) -> Domain:
+    """Parse a split's domain file as Fast Downward would: an argument of the wrong type (CM's office domain
+    passes a `grabbable` to `empty`, which wants a `movable`) is a warning in `domain.warnings`, naming the
+    file, line and what is wrong, not an error (`strict=True` refuses it).
 
     Raises:
-        SceneError: the file is too big or not a PDDL domain our parser reads (the message names it).
+        SceneError: the path is not a regular file, is too big, or is not a PDDL domain our parser reads.
     """
     from servicerobot.errors import PDDLError
+    from servicerobot.limits import read_text_bounded
     from servicerobot.pddl import parse_domain
 
     path = Path(path)
     try:
-        if path.stat().st_size > MAX_DOMAIN_BYTES:
-            raise SceneError(f"{path}: a domain file over {MAX_DOMAIN_BYTES} bytes")
-        text = path.read_text(encoding="utf-8", errors="replace")
-        return parse_domain(text, source=str(path))
+        text = read_text_bounded(path, MAX_DOMAIN_BYTES, "domain file", SceneError)
+        return parse_domain(text, source=str(path), strict=strict)
     except PDDLError as error:
         raise SceneError(f"{path}: not a PDDL domain we can read: {error}") from None
     except OSError as error:
         raise SceneError(f"{path}: cannot read the domain file: {error}") from None
+    except RecursionError:
+        raise SceneError(f"{path}: the domain is nested too deeply to read") from None
 
 
 @dataclass
@@ -146,6 +143,7 @@ class DomainWorld:
     refused: dict[str, str] = field(default_factory=dict)
     roles: dict[str, str] = field(default_factory=dict)
     typing: dict[str, tuple[str, str]] = field(default_factory=dict)
+    class_typing: dict[str, dict] = field(default_factory=dict)
 
     def problem_text(self, goal: str, name: str = "cm", keep: Iterable[str] | None = None) -> str:
         """A problem for a goal formula (text, e.g. `(and (is-on plate_3 table_1))`) over the scene; `keep`
@@ -185,10 +183,6 @@ class DomainWorld:
         return Interpreter(self.domain, self.objects).compile_goal(goal).holds(frozenset(state))
 
 
-def _type_words(domain: Domain) -> dict[str, list[str]]:
-    return {t: _words(t) for t in domain.types.types if t != "object"}
-
-
 def _find_type(domain: Domain, names: Iterable[str]) -> str | None:
     for t in domain.types.types:
         if t.lower() in names:
@@ -196,62 +190,39 @@ def _find_type(domain: Domain, names: Iterable[str]) -> str | None:
     return None
 
 
-def _depth(domain: Domain, t: str) -> int:
-    return len(domain.types.ancestors(t))
+_INTO = re.compile(r"^(?P<item>.+?)_(?:into|inside|in|onto|on)_(?:the_)?(?P<target>[a-z0-9_]+)$")
 
 
-def _object_words(obj) -> set[str]:
-    """The words of an object's class and base class, with synonyms (not its household type: a bottle is a
-    dish there, but no `dishware` to a domain that has a type for rubbish)."""
-    words = set(_words(obj.class_)) | set(_words(obj.base or ""))
-    for w in list(words):
-        words.update(_SYNONYMS.get(w, ()))
-        if w.endswith("s") and len(w) > 3:
-            words.add(w[:-1])
-    return words
+def _stated_containers(world) -> dict[str, str]:
+    """Objects whose class says where they are (CM's `book into the shelf`) -> the scene object of that class
+    (the one in the same room when there are several)."""
+    by_class: dict[str, list[str]] = {}
+    for name, obj in world.objects.items():
+        by_class.setdefault(obj.class_, []).append(name)
+    out = {}
+    for name, obj in world.objects.items():
+        match = _INTO.match(obj.class_)
+        if not match or match.group("target") not in by_class:
+            continue
+        targets = sorted(by_class[match.group("target")])
+        same_room = [t for t in targets if world.objects[t].room == obj.room]
+        out[name] = (same_room or targets)[0]
+    return out
 
 
-def _discardable(obj) -> bool:
-    text = f"{obj.class_} {obj.description} {' '.join(obj.affordances)}".lower()
-    return "discardable" in obj.states or any(w in text for w in ("trash", "garbage", "rubbish", "throw away",
-                                                                   "litter", "waste"))
-
-
-def _assign(domain: Domain, obj, household_type: str, room_type: str, robot_type: str,
-            dirty: bool) -> tuple[str | None, str]:
-    """(the domain type of a scene object, how it was chosen) or (None, why not)."""
-    types = {t: ws for t, ws in _type_words(domain).items()
-             if t not in (room_type, robot_type) and not domain.types.is_subtype(room_type, t)
-             and not domain.types.is_subtype(robot_type, t)}
-    words = _object_words(obj)
-    # 1. a type named by the object's own words (a `mop`, a `washing-machine`, a `bin` for a trash can)
-    named = [t for t, ws in types.items() if ws and all(w in words for w in ws)
-             and not set(ws) <= set(_ROLE_WORDS["item"])]
-    if named:
-        return max(named, key=lambda t: (_depth(domain, t), t)), "words"
-    # 2. the household role's type
-    role = "item" if household_type in _ITEM_TYPES else _HOUSEHOLD_ROLE.get(household_type)
-    if role is None:
-        return None, f"a {household_type} plays no part this domain's types name"
-    fits = [t for t, ws in types.items() if set(ws) & set(_ROLE_WORDS[role])]
-    if not fits:
-        return None, (f"no type of domain {domain.name} names a {role} ({', '.join(_ROLE_WORDS[role][:4])}, ...) "
-                      f"for this {household_type}")
-    base = min(fits, key=lambda t: (_depth(domain, t), t))  # the most general: subtypes refine it below
-    if role != "item":
-        return base, "role"
-    # 3. an item's subtype by its state: rubbish is disposable, dirty things (and dishes, clothes) cleanable
-    subs = [t for t in types if t != base and domain.types.is_subtype(t, base)]
-    wants = []
-    if _discardable(obj):
-        wants.append(_DISPOSABLE)
-    if dirty or household_type in ("dish", "clothing"):
-        wants.append(_CLEANABLE + ((household_type,) if household_type in ("dish", "clothing") else ()))
-    for want in wants:
-        hit = [t for t in subs if set(types[t]) & set(want) or any(w.startswith(x) for w in types[t] for x in want)]
-        if hit:
-            return max(hit, key=lambda t: (_depth(domain, t), t)), "subtype"
-    return base, "role"
+def _floor_rooms(text: str, rooms: dict[str, str]) -> set[str]:
+    """Rooms whose floor the words say needs cleaning ("mop the floor in the kitchen and living room")."""
+    text = text.lower().replace("_", " ")
+    out = set()
+    for sentence in re.split(r"[.;!?]", text):
+        at = min((sentence.find(w) for w in ("floor", "mop") if w in sentence), default=-1)
+        if at < 0:
+            continue
+        rest = sentence[at:]
+        for room, category in rooms.items():
+            if re.search(rf"\b{re.escape(category.replace('_', ' '))}s?\b", rest):
+                out.add(room)
+    return out
 
 
 def _role_predicate(domain: Domain, names: tuple[str, ...], arity: int) -> str | None:
@@ -262,20 +233,27 @@ def _role_predicate(domain: Domain, names: tuple[str, ...], arity: int) -> str |
     return None
 
 
-def domain_world(world, domain: Domain) -> DomainWorld:
-    """The instance's scene (`CMWorld`) in a split's domain (see the module docstring).
+def domain_world(world, domain: Domain, text: str = "", scorer=None) -> DomainWorld:
+    """The instance's scene (`CMWorld`) in a split's domain (see the module docstring); `text`: the task and
+    the scene description, which say which floors need mopping; `scorer`: a scoring language model that
+    chooses an item's type among those that fit it (`type_meaning`).
 
     Raises:
         SceneError: the domain has no type for rooms or for the robot, so no problem can be written.
     """
+    from servicerobot.envs.context_matters.type_meaning import choose_type, type_glosses
+
     room_type = _find_type(domain, ("room", "location", "place", "area"))
     robot_type = _find_type(domain, ("robot", "agent"))
     if room_type is None or robot_type is None:
         raise SceneError(f"domain {domain.name}: needs a type for rooms (room/location) and one for the robot "
                          f"(robot/agent); its types are {sorted(domain.types.types)}")
+    types = domain.types
+    excluded = {room_type, robot_type, "object"} | set(types.ancestors(room_type)) | set(types.ancestors(robot_type))
+    glosses = type_glosses(domain)
     objects = {r: room_type for r in world.rooms}
     objects[world.robot] = robot_type
-    refused, typing = {}, {}
+    refused, typing, by_class = {}, {}, {}
     dirty_things = {a.args[0] for a in world.init if a.predicate == "dirty"}
     wet_things = {a.args[0] for a in world.init if a.predicate == "wet"}
     for name, htype in sorted(world.pddl_objects.items()):
@@ -284,49 +262,68 @@ def domain_world(world, domain: Domain) -> DomainWorld:
         obj = world.objects.get(name)
         if obj is None:
             continue
-        t, how = _assign(domain, obj, htype, room_type, robot_type, name in dirty_things)
-        if t is None:
-            refused[name] = how
+        key = (obj.class_, htype, name in dirty_things)
+        if key not in by_class:  # the decision is made per class (and state), not per object
+            by_class[key] = choose_type(domain, glosses, obj, htype, excluded=excluded, dirty=key[2],
+                                        scorer=scorer)
+        choice = by_class[key]
+        if choice.type is None:
+            refused[name] = choice.why
         else:
-            objects[name], typing[name] = t, (t, how)
+            objects[name], typing[name] = choice.type, (choice.type, choice.how)
+    class_typing = {}
+    for (class_, _, _), choice in sorted(by_class.items(), key=lambda kv: kv[0][0]):
+        class_typing.setdefault(class_, {"type": choice.type, "how": choice.how, "why": choice.why})
+    stated = {n: c for n, c in _stated_containers(world).items() if n in objects and c in objects}
     room_of = {n: o.room for n, o in world.objects.items() if n in objects and o.room}
+    for n, c in stated.items():
+        if c in room_of:
+            room_of[n] = room_of[c]
     for a in world.init:  # an item on a fixture is in the fixture's room
-        if a.predicate in ("on", "inside") and a.args[1] in room_of and a.args[0] in objects:
+        if a.predicate in ("on", "inside") and a.args[1] in room_of and a.args[0] in objects and a.args[0] not in stated:
             room_of[a.args[0]] = room_of[a.args[1]]
     room_of[world.robot] = world.init_loc
 
     roles: dict[str, str] = {}
     init: set[Atom] = set()
-    types = domain.types
 
     def fits(name: str, param_type: str) -> bool:
         return name in objects and types.is_subtype(objects[name], param_type)
 
-    loc = _role_predicate(domain, _LOCATION, 2)
-    if loc is not None and types.is_subtype(room_type, domain.predicates[loc].params[1][1]):
-        roles["location"] = loc
-        first = domain.predicates[loc].params[0][1]
-        for name, room in room_of.items():
-            if fits(name, first) and room in objects and name not in world.rooms:
-                init.add(Atom(loc, (name, room)))
-    free = _role_predicate(domain, _FREE, 1)
-    if free is not None and fits(world.robot, domain.predicates[free].params[0][1]):
-        roles["free"] = free
-        init.add(Atom(free, (world.robot,)))
+    contained: set[str] = set()
     for role, names, household in (("support", _SUPPORT, "on"), ("contain", _CONTAIN, "inside")):
         pred = _role_predicate(domain, names, 2)
         if pred is None:
             continue
         roles[role] = pred
         (_, t1), (_, t2) = domain.predicates[pred].params
-        for a in world.init:
-            if a.predicate == household and fits(a.args[0], t1) and fits(a.args[1], t2):
-                init.add(Atom(pred, a.args))
+        # only what the dataset states (`book into the shelf`); where the household world happened to put
+        # a thing is not carried over: CM's scenes place objects in rooms, not on or in anything
+        for item, place in (stated.items() if role == "contain" else ()):
+            if fits(item, t1) and fits(place, t2):
+                init.add(Atom(pred, (item, place)))
+                if role == "contain":
+                    contained.add(place)
+    placed = {a.args[0] for a in init}
+    loc = _role_predicate(domain, _LOCATION, 2)
+    if loc is not None and types.is_subtype(room_type, domain.predicates[loc].params[1][1]):
+        roles["location"] = loc
+        first = domain.predicates[loc].params[0][1]
+        for name, room in room_of.items():
+            # CM's domains: a thing on a surface or in a container is not `at` a room (grab needs it to be)
+            if fits(name, first) and room in objects and name not in world.rooms and name not in placed:
+                init.add(Atom(loc, (name, room)))
+    free = _role_predicate(domain, _FREE, 1)
+    if free is not None and fits(world.robot, domain.predicates[free].params[0][1]):
+        roles["free"] = free
+        init.add(Atom(free, (world.robot,)))
     discarded = _role_predicate(domain, _DISCARDED, 1)
     if discarded is not None:
         roles["discarded"] = discarded
+    dirty_floors = _floor_rooms(text, dict(world.rooms)) if text else set()
+    derived = set(getattr(domain, "derived", {}) or {})
     for p, decl in domain.predicates.items():
-        if len(decl.params) != 1 or p in (free, discarded):
+        if len(decl.params) != 1 or p in (free, discarded) or p in derived:
             continue
         words = _words(p)
         meaning = next((_STATE_TRUE_WORDS[w] for w in reversed(words) if w in _STATE_TRUE_WORDS), None)
@@ -342,16 +339,22 @@ def domain_world(world, domain: Domain) -> DomainWorld:
             roles.setdefault("dry", p)
         ptype = decl.params[0][1]
         if ptype == room_type or types.is_subtype(room_type, ptype):
-            continue  # a room's state (a dirty floor): nothing in the scene says so
+            # a room's state: a floor the words say needs mopping is dirty, every other one clean
+            if meaning in ("dirty", "not dirty"):
+                for room in world.rooms:
+                    if (room in dirty_floors) == (meaning == "dirty"):
+                        init.add(Atom(p, (room,)))
+            continue
         for name in objects:
             if name in world.rooms or name == world.robot or not fits(name, ptype):
                 continue
-            if (meaning == "always" or (meaning == "dirty" and name in dirty_things)
+            if (meaning == "always" or (meaning == "empty" and name not in contained)
+                    or (meaning == "dirty" and name in dirty_things)
                     or (meaning == "not dirty" and name not in dirty_things)
                     or (meaning == "wet" and name in wet_things) or (meaning == "not wet" and name not in wet_things)):
                 init.add(Atom(p, (name,)))
     return DomainWorld(domain, objects, frozenset(init), world.robot, world.init_loc, dict(world.rooms), room_of,
-                       refused, roles, typing)
+                       refused, roles, typing, class_typing)
 
 
 def household_meaning(literal: str, dw: DomainWorld) -> str | None:

@@ -148,7 +148,7 @@ class CMInstance:
         if self._domain_world is None and self.domain_file is not None:
             from servicerobot.envs.context_matters.cm_domain import domain_world
 
-            self._domain_world = domain_world(self.world(), self.split_domain())
+            self._domain_world = domain_world(self.world(), self.split_domain(), f"{self.task}. {self.description}")
         return self._domain_world
 
 
