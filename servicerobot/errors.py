@@ -14,6 +14,7 @@ __all__ = [
     "ServiceRobotError",
     "TampError",
     "TampGoalError",
+    "TaskInfeasible",
     "install_hint",
 ]
 
@@ -71,3 +72,14 @@ class TampGoalError(TampError, ValueError):
 
 class PlanVerificationError(TampError, AssertionError):
     """A TAMP plan breaks its goal or its motion enters a place the goal avoids; the message lists each breach."""
+
+
+class TaskInfeasible(ServiceRobotError):
+    """A task cannot be done as asked in the scene it is given (no fruit bowl to fill, two glasses of five):
+    `goal` is what can still be done (None: nothing) and `dropped` says, part by part, what was left out."""
+
+    def __init__(self, reason: str, goal: str | None = None, dropped: tuple[str, ...] = ()):
+        super().__init__(reason)
+        self.reason = reason
+        self.goal = goal
+        self.dropped = tuple(dropped) or (reason,)

@@ -118,10 +118,12 @@ def _classes(objects) -> list[str]:
     return [c for group in objects.values() for c in group]
 
 
-def write_building(folder: Path, scene: str, added: list[tuple[str, int]], rng: np.random.Generator) -> dict:
+def write_building(folder: Path, scene: str, added: list[tuple[str, int]], rng: np.random.Generator,
+                   buildings: dict | None = None, cm_labels: bool = False) -> dict:
     """One instance's `<Scene>.npz` and `<Scene>.json`; returns {object id: (class, room, location)} of the
-    added task objects."""
-    spec = BUILDINGS[scene]
+    added task objects. `buildings`: where to find `scene` (default `BUILDINGS`); `cm_labels`: label an added
+    object as CM's published JSON does, spaces kept (`book into the shelf_38`), instead of underscored."""
+    spec = (BUILDINGS if buildings is None else buildings)[scene]
     rooms_npz, rooms_json, objects_npz, objects_json = {}, {}, {}, {}
     for rid, cat, floor, (x, y), (w, d) in spec["rooms"]:
         rooms_npz[rid] = {"id": rid, "scene_category": cat, "floor_area": w * d, "floor_number": floor,
@@ -152,7 +154,8 @@ def write_building(folder: Path, scene: str, added: list[tuple[str, int]], rng: 
         # CM's added objects: id, class_, action_affordance=[], location, parent_room, description (no size).
         objects_npz[next_id] = {"id": next_id, "class_": cls, "action_affordance": [], "location": loc,
                                 "parent_room": rid, "description": desc}
-        objects_json[str(next_id)] = {"id": next_id, "class": cls, "label": f"{cls}_{next_id}".replace(" ", "_"),
+        label = f"{cls}_{next_id}" if cm_labels else f"{cls}_{next_id}".replace(" ", "_")
+        objects_json[str(next_id)] = {"id": next_id, "class": cls, "label": label,
                                       "parent_room": rid, "description": desc, "bbox": [], "action_affordance": []}
         rooms_json[str(rid)]["objects_in_room"].append(next_id)
         added_out[next_id] = (cls, rid, tuple(float(v) for v in loc))

@@ -9,10 +9,14 @@ then plans the chosen goal with Fast Downward in the split's domain; when no pla
 it relaxes as Context Matters does (the planner decides which goal literals can still be achieved together,
 in the order the goal gives them) and says what it dropped. The plan is executed on the scene's facts.
 
-`solve_in_split_domain(instance, interpreter)` returns a record: the chosen goal, what was dropped, whether the
-final goal is one of the instance's acceptable goals (read back into household words by
-`cm_domain.household_meaning`), success in the scene (the plan runs and an acceptable goal holds after it,
-or, without acceptable goals, the final goal holds), and agreement with `relaxation_expected`.
+`solve_in_split_domain(instance, interpreter)` returns a record: the task, the chosen goal, what was dropped and
+why, the final goal, the plan's length, the facts the plan changed, whether the final goal is one of the
+instance's acceptable goals (read back into household words by `cm_domain.household_meaning`), success in
+the scene (the plan runs and an acceptable goal holds after it, or, without acceptable goals, the final goal
+holds), agreement with `relaxation_expected`, and the wall time. A final goal that is empty or already holds
+at the start is a failure with that reason, never a success. An interpreter that finds the task cannot be
+done as asked raises `TaskInfeasible` (with what can still be done, or nothing: the instance is then refused
+up front with the reason, and counts as relaxed).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from __future__ import annotations
 import time
 import traceback
 
-from servicerobot.errors import ServiceRobotError
+from servicerobot.errors import ServiceRobotError, TaskInfeasible
 
 __all__ = ["SPEAKER", "cm_context", "goal_parts", "solve_in_split_domain"]
 
@@ -106,7 +110,12 @@ def solve_in_split_domain(instance, interpreter, planner=None, timeout: float = 
     try:
         context = cm_context(instance)
         t1 = time.perf_counter()
-        goal = interpreter.interpret_task(instance.task, SPEAKER, context)
+        try:
+            goal = interpreter.interpret_task(instance.task, SPEAKER, context)
+        except TaskInfeasible as infeasible:  # the reading itself found the task cannot be done as asked
+            out["relaxed"] = True
+            out["dropped"] = [{"literal": None, "reason": d} for d in infeasible.dropped]
+            goal = infeasible.goal
         out["interpret_s"] = round(time.perf_counter() - t1, 2)
     except Exception as error:  # noqa: BLE001 - a task the interpreter cannot read is a failed instance
         out["failure"] = f"interpret: {type(error).__name__}: {str(error)[:300]}"
@@ -114,6 +123,10 @@ def solve_in_split_domain(instance, interpreter, planner=None, timeout: float = 
         out["wall_s"] = round(time.perf_counter() - t0, 2)
         return out
     out["goal"] = goal
+    if goal is None:  # refused up front, with the reason: nothing of the task can be done here
+        out["refused"] = True
+        out["failure"] = "infeasible as asked: " + "; ".join(d["reason"] for d in out["dropped"])
+        return _agreement(out, instance, t0)
 
     def solve(goal_text: str):
         out["planner_calls"] += 1
@@ -124,15 +137,17 @@ def solve_in_split_domain(instance, interpreter, planner=None, timeout: float = 
     parts = goal_parts(goal)
     if not result.solved and parts:
         kept, dropped = keep_achievable([], parts, lambda lits: solve(_conj(lits)).solved)
-        out["dropped"] = [{"literal": d, "reason": "no plan achieves it together with the parts kept before it"}
-                          for d in dropped]
-        out["relaxed"] = bool(dropped)
+        out["dropped"] += [{"literal": d, "reason": "no plan achieves it together with the parts kept before it"}
+                           for d in dropped]
+        out["relaxed"] = out["relaxed"] or bool(dropped)
         final = _conj(kept)
         parts = kept
         result = solve(final) if kept else result
     out["final_goal"] = final
     if parts == []:
         out["failure"] = "empty goal: every part was dropped" if out["dropped"] else "empty goal"
+    elif _already_true(dw, final):
+        out["failure"] = "the final goal already holds at the start: the task asks for nothing to be done"
     elif not result.solved:
         out["failure"] = f"planning: {result.status.value}"
     else:
@@ -140,6 +155,8 @@ def solve_in_split_domain(instance, interpreter, planner=None, timeout: float = 
         out["plan_length"] = len(result.plan)
         done, state, why = dw.execute(result.plan)
         out["executed"] = done == len(result.plan) and dw.holds(final, state)
+        out["facts_added"] = sorted(str(a) for a in state - dw.init)
+        out["facts_removed"] = sorted(str(a) for a in dw.init - state)
         if why:
             out["failure"] = f"execution: {why}"
         if instance.acceptable is not None:
@@ -156,6 +173,17 @@ def solve_in_split_domain(instance, interpreter, planner=None, timeout: float = 
         out["final_goal_household"] = meaning
         out["acceptable_goal"] = bool(meaning and None not in meaning and out["planned"]
                                       and tuple(sorted(set(meaning))) in set(instance.acceptable))
+    return _agreement(out, instance, t0)
+
+
+def _already_true(dw, goal: str) -> bool:
+    try:
+        return dw.holds(goal, dw.init)
+    except Exception:  # noqa: BLE001 - a goal the interpreter cannot compile is not "already true"
+        return False
+
+
+def _agreement(out: dict, instance, t0: float) -> dict:
     if instance.relaxation_expected is not None:
         out["agreement"] = out["relaxed"] == instance.relaxation_expected
     out["wall_s"] = round(time.perf_counter() - t0, 2)

@@ -190,6 +190,7 @@ def _find_type(domain: Domain, names: Iterable[str]) -> str | None:
     return None
 
 
+_PDDL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _INTO = re.compile(r"^(?P<item>.+?)_(?:into|inside|in|onto|on)_(?:the_)?(?P<target>[a-z0-9_]+)$")
 
 
@@ -253,14 +254,22 @@ def domain_world(world, domain: Domain, text: str = "", scorer=None) -> DomainWo
     glosses = type_glosses(domain)
     objects = {r: room_type for r in world.rooms}
     objects[world.robot] = robot_type
-    refused, typing, by_class = {}, {}, {}
+    refused, typing, by_class, class_typing_rooms = {}, {}, {}, {}
     dirty_things = {a.args[0] for a in world.init if a.predicate == "dirty"}
     wet_things = {a.args[0] for a in world.init if a.predicate == "wet"}
-    for name, htype in sorted(world.pddl_objects.items()):
+    # every scene object, also those the household world leaves out (a chair: "seating"): the split's domain
+    # may well have a type for them (an office's `movable`)
+    kinds = {n: world.pddl_objects.get(n) or "" for n in world.objects}
+    for name, htype in sorted(kinds.items()):
         if name in objects or htype in ("room", "robot", "person"):
             continue
-        obj = world.objects.get(name)
-        if obj is None:
+        obj = world.objects[name]
+        if not _PDDL_NAME.fullmatch(name):
+            refused[name] = "its label is not a PDDL name"
+            continue
+        if not obj.room:
+            refused[name] = "the scene puts it in no room"
+            class_typing_rooms.setdefault(obj.class_, name)
             continue
         key = (obj.class_, htype, name in dirty_things)
         if key not in by_class:  # the decision is made per class (and state), not per object
@@ -274,6 +283,8 @@ def domain_world(world, domain: Domain, text: str = "", scorer=None) -> DomainWo
     class_typing = {}
     for (class_, _, _), choice in sorted(by_class.items(), key=lambda kv: kv[0][0]):
         class_typing.setdefault(class_, {"type": choice.type, "how": choice.how, "why": choice.why})
+    for class_ in class_typing_rooms:
+        class_typing.setdefault(class_, {"type": None, "how": "refused", "why": "the scene puts it in no room"})
     stated = {n: c for n, c in _stated_containers(world).items() if n in objects and c in objects}
     room_of = {n: o.room for n, o in world.objects.items() if n in objects and o.room}
     for n, c in stated.items():

@@ -49,6 +49,8 @@ _HOUSEHOLD_CONCEPTS = {
     "bed": ("support", "furniture"), "shelf": ("support", "furniture"), "openable": ("storage", "furniture"),
     "container": ("storage",), "fridge": ("storage",), "sink": ("storage",), "light": ("furniture",),
 }
+# Classes the household world leaves out ("" household type) that are furniture all the same.
+_FURNITURE = frozenset(["chair", "stool", "armchair", "sofa", "couch", "bench", "table", "desk", "cabinet", "wardrobe", "dresser", "lamp"])
 ITEM_TYPES = frozenset({"dish", "food", "clothing", "book", "gadget", "decor", "item"})
 _ITEM_WORDS = ("grabbable", "graspable", "pickable", "portable", "item", "object", "thing", "holdable")
 _SYNONYMS = {
@@ -127,6 +129,8 @@ def object_gloss(obj, household_type: str, dirty: bool) -> tuple[set[str], dict[
     concepts = {c: 1.0 for c in _concepts(words)}
     for c in _HOUSEHOLD_CONCEPTS.get(household_type, ()):
         concepts.setdefault(c, 1.0)
+    if not household_type and words & _FURNITURE:
+        concepts.setdefault("furniture", 1.0)
     if dirty and household_type in ITEM_TYPES:
         concepts.setdefault("washable", 1.0)
     if _discardable(obj):
@@ -170,8 +174,8 @@ def choose_type(domain: Domain, glosses: dict[str, TypeGloss], obj, household_ty
             scored.append((3.0 * named + 2.0 * by_name + by_action, len(types.ancestors(t)), t, named))
     if not scored:
         if is_item:
-            return TypeChoice(root, "item", f"no subtype of {root} means a {obj.class_}; the robot can hold it")
-        return TypeChoice(None, "refused", f"no type of domain {domain.name} means a {household_type} "
+            return TypeChoice(root, "item", f"no subtype of {root} means {_a(obj.class_)}; the robot can hold it")
+        return TypeChoice(None, "refused", f"no type of domain {domain.name} means {_a(obj.class_)} "
                                            f"({', '.join(sorted(concepts)) or 'no known concept'})")
     scored.sort(reverse=True)
     best = scored[0]
@@ -180,11 +184,16 @@ def choose_type(domain: Domain, glosses: dict[str, TypeGloss], obj, household_ty
     if scorer is not None and is_item:
         picked = _model_choice(scorer, obj.class_, [root] + [s[2] for s in scored if s[2] != root])
         if picked is not None:
-            return TypeChoice(picked, "model", f"the language model: a {obj.class_} is a kind of {picked}")
+            return TypeChoice(picked, "model", f"the language model: {_a(obj.class_)} is a kind of {picked}")
     g = glosses[best[2]]
     shared = sorted(set(concepts) & (g.name_concepts | g.action_concepts))
     via = f" (actions {', '.join(g.actions)})" if set(shared) - g.name_concepts else ""
-    return TypeChoice(best[2], "meaning", f"{', '.join(shared)}: a {obj.class_} and a {best[2]}{via}")
+    return TypeChoice(best[2], "meaning", f"{', '.join(shared)}: {_a(obj.class_)} and {_a(best[2])}{via}")
+
+
+def _a(name: str) -> str:
+    said = name.replace("_", " ")
+    return f"{'an' if said[:1] in 'aeiou' else 'a'} {said}"
 
 
 def _model_choice(scorer, class_: str, candidates: list[str]) -> str | None:

@@ -1,0 +1,266 @@
+"""Goals written by hand for Context Matters tasks, grounded in each instance's scene in its split's domain.
+
+A person's reading of a task ("every apple into the fridge in the kitchen; the mop clean") is written once per
+task as clauses over object *classes*, rooms and the roles the domain's predicates play
+(`cm_domain.DomainWorld.roles`), never over one scene's object names; `HandInterpreter` grounds the clauses in
+each instance and answers `interpret_task` with the goal in the split domain's own predicates, so
+`cm_language.solve_in_split_domain` plans, relaxes and scores it as it would a language model's goal.
+
+Clauses (`Put`, `MoveTo`, `Make`, `Floors`, `Empty`, `PutBack`, `Recycle`) say what becomes true of which
+things; what the scene lacks (no fruit bowl, three glasses of five, a target the domain cannot put things
+in) is dropped with its reason, and the interpreter raises `TaskInfeasible` with what can still be done (or
+nothing: the task is refused up front), so a reading that finds the task infeasible counts as a relaxation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from servicerobot.errors import ServiceRobotError, TaskInfeasible
+
+__all__ = ["Empty", "Floors", "HandInterpreter", "Make", "MoveTo", "Put", "PutBack", "Recycle", "ground"]
+
+
+@dataclass(frozen=True)
+class Put:
+    """Things of `classes` (all, or `count` of them, or `each`: one of every class) on or in the `target`
+    class's object (in a room of category `room` when there is one); the domain's support or containment
+    predicate is chosen by the target's type."""
+
+    classes: tuple[str, ...]
+    target: tuple[str, ...]
+    room: str | None = None
+    count: int | None = None
+    each: bool = False
+
+
+@dataclass(frozen=True)
+class MoveTo:
+    """Things (or furniture) of `classes` in a room of category `room` (the domain's location predicate);
+    `count` of them when given, else all, every class required."""
+
+    classes: tuple[str, ...]
+    room: str
+    count: int | None = None
+    optional: tuple[str, ...] = ()  # classes moved when the scene has them, not missed when it does not
+
+
+@dataclass(frozen=True)
+class Make:
+    """A state (`role`: discarded, clean, ...) of the things of `classes`: one of each (`each`) or all."""
+
+    classes: tuple[str, ...]
+    role: str
+    each: bool = False
+
+
+@dataclass(frozen=True)
+class Floors:
+    """The floors of the rooms of these categories clean (the domain's clean-floor-like room predicate)."""
+
+    rooms: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Empty:
+    """Nothing left inside the objects of `classes` (of what the scene states is in them)."""
+
+    classes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PutBack:
+    """What the scene states is inside the objects of `sources` is, at the end, inside the `into` class's
+    object (None: back where it was)."""
+
+    sources: tuple[str, ...]
+    into: str | None = None
+
+
+@dataclass(frozen=True)
+class Recycle:
+    """Each rubbish thing of `bins`' keys thrown away, when a bin of its kind (the value) is in the scene."""
+
+    bins: tuple[tuple[str, str], ...]
+
+
+def _classes_of(world, name: str) -> set[str]:
+    obj = world.objects.get(name)
+    if obj is None:
+        return set()
+    out = {obj.class_, obj.base or obj.class_}
+    return out | {c[:-1] for c in out if c.endswith("s")}
+
+
+def _things(dw, world, classes) -> list[str]:
+    want = set(classes)
+    return sorted(n for n in dw.objects if n not in dw.rooms and n != dw.robot and _classes_of(world, n) & want)
+
+
+def _rooms(dw, category: str) -> list[str]:
+    return sorted(r for r, c in dw.rooms.items() if c == category)
+
+
+def _pick(dw, world, classes, room: str | None) -> str | None:
+    found = _things(dw, world, classes)
+    if room:
+        there = [n for n in found if dw.room_of.get(n) in _rooms(dw, room)]
+        found = there or found
+    return found[0] if found else None
+
+
+def _unary(dw, role: str) -> str | None:
+    return dw.roles.get(role)
+
+
+def _relation(dw, item: str, target: str) -> str | None:
+    """The domain's support or containment predicate whose argument types take `item` and `target`."""
+    types = dw.domain.types
+    for role in ("support", "contain"):
+        pred = dw.roles.get(role)
+        if pred is None:
+            continue
+        (_, t1), (_, t2) = dw.domain.predicates[pred].params
+        if types.is_subtype(dw.objects[item], t1) and types.is_subtype(dw.objects[target], t2):
+            return pred
+    return None
+
+
+def _room_predicate(dw, words: tuple[str, ...]) -> str | None:
+    room_type = dw.objects[next(iter(dw.rooms))] if dw.rooms else None
+    for p, decl in dw.domain.predicates.items():
+        ws = p.lower().replace("_", "-").split("-")
+        if len(decl.params) == 1 and decl.params[0][1] == room_type and all(w in ws for w in words):
+            return p
+    return None
+
+
+def ground(clauses, dw, world) -> tuple[list[str], list[str]]:
+    """(goal literals in the split domain's predicates, what was dropped and why) for one instance."""
+    lits: list[str] = []
+    dropped: list[str] = []
+    contain = dw.roles.get("contain")
+    inside = {a.args for a in dw.init if a.predicate == contain} if contain else set()
+    for c in clauses:
+        if isinstance(c, Put):
+            target = _pick(dw, world, c.target, c.room)
+            where = f"{c.target[0].replace('_', ' ')}" + (f" in the {c.room.replace('_', ' ')}" if c.room else "")
+            things = _things(dw, world, c.classes)
+            if c.each:
+                missing = [k for k in c.classes if not _things(dw, world, (k,))]
+                dropped += [f"no {k.replace('_', ' ')} in the scene" for k in missing]
+                things = [_things(dw, world, (k,))[0] for k in c.classes if k not in missing]
+            elif c.count is not None:
+                if len(things) < c.count:
+                    dropped.append(f"{c.count} {'/'.join(c.classes)} asked, the scene has {len(things)}")
+                things = things[:c.count]
+            if not things:
+                dropped.append(f"no {' or '.join(k.replace('_', ' ') for k in c.classes)} in the scene")
+                continue
+            if target is None:
+                dropped.append(f"no {where} in the scene for the {'/'.join(c.classes)}")
+                continue
+            for t in things:
+                pred = _relation(dw, t, target)
+                if pred is None:
+                    dropped.append(f"in this domain a {dw.objects[target]} ({target}) cannot take a "
+                                   f"{dw.objects[t]} ({t})")
+                else:
+                    lits.append(f"({pred} {t} {target})")
+        elif isinstance(c, MoveTo):
+            rooms = _rooms(dw, c.room)
+            loc = dw.roles.get("location")
+            if not rooms or loc is None:
+                dropped.append(f"no {c.room.replace('_', ' ')} in the scene" if not rooms else
+                               "the domain has no predicate for where things are")
+                continue
+            things = []
+            for k in c.classes:
+                found = _things(dw, world, (k,))
+                if not found and k not in c.optional:
+                    dropped.append(f"no {k.replace('_', ' ')} in the scene")
+                things += found[:1] if c.count is not None else found
+            if c.count is not None:
+                if len(things) < c.count:
+                    dropped.append(f"{c.count} of {'/'.join(c.classes)} asked, the scene has {len(things)}")
+                things = things[:c.count]
+            lits += [f"({loc} {t} {rooms[0]})" for t in things]
+        elif isinstance(c, Make):
+            pred = _unary(dw, c.role)
+            if pred is None:
+                dropped.append(f"the domain has no predicate for {c.role}")
+                continue
+            ptype = dw.domain.predicates[pred].params[0][1]
+            if c.each:
+                for k in c.classes:
+                    found = [n for n in _things(dw, world, (k,)) if dw.domain.types.is_subtype(dw.objects[n], ptype)]
+                    if found:
+                        lits.append(f"({pred} {found[0]})")
+                    else:
+                        dropped.append(f"no {k.replace('_', ' ')} in the scene that can be {c.role}")
+            else:
+                found = [n for n in _things(dw, world, c.classes) if dw.domain.types.is_subtype(dw.objects[n], ptype)]
+                lits += [f"({pred} {n})" for n in found]
+        elif isinstance(c, Floors):
+            pred = _room_predicate(dw, ("clean", "floor"))
+            if pred is None:
+                dropped.append("the domain has no predicate for a clean floor")
+                continue
+            for category in c.rooms:
+                rooms = _rooms(dw, category)
+                if rooms:
+                    lits.append(f"({pred} {rooms[0]})")
+                else:
+                    dropped.append(f"no {category.replace('_', ' ')} in the scene to mop")
+        elif isinstance(c, Empty):
+            for k in c.classes:
+                boxes = _things(dw, world, (k,))
+                if not boxes:
+                    dropped.append(f"no {k} in the scene to empty")
+                lits += [f"(not ({contain} {x} {b}))" for x, b in sorted(inside) if b in boxes]
+        elif isinstance(c, PutBack):
+            into = _pick(dw, world, (c.into,), None) if c.into else None
+            if c.into and into is None:
+                dropped.append(f"no {c.into} in the scene to put things into")
+                continue
+            for k in c.sources:
+                boxes = _things(dw, world, (k,))
+                for x, b in sorted(inside):
+                    if b in boxes:
+                        lits.append(f"({contain} {x} {into or b})")
+        elif isinstance(c, Recycle):
+            pred = _unary(dw, "discarded")
+            for item, bin_class in c.bins:
+                for n in _things(dw, world, (item,)):
+                    if not _things(dw, world, (bin_class,)):
+                        dropped.append(f"no {bin_class.replace('_', ' ')} to recycle the {item.replace('_', ' ')}")
+                    elif pred is None:
+                        dropped.append("the domain has no predicate for thrown away")
+                    else:
+                        lits.append(f"({pred} {n})")
+        else:
+            raise ServiceRobotError(f"not a goal clause: {c!r}")
+    return list(dict.fromkeys(lits)), dropped
+
+
+class HandInterpreter:
+    """A stand-in for a language model: the goal a person wrote for each task (`readings`: a key ->
+    clauses), grounded in the instance's scene; `key_of(text)` names the task's reading (e.g. by split and
+    problem, set by the caller before each instance: `HandInterpreter.current`)."""
+
+    name = "hand-written"
+
+    def __init__(self, readings: dict):
+        self.readings = readings
+        self.current = None  # (instance) set by the caller: the scene to ground in
+
+    def interpret_task(self, text, speaker, context, feedback=()):
+        inst = self.current
+        clauses = self.readings.get((inst.split, inst.problem))
+        if clauses is None:
+            raise ServiceRobotError(f"no hand-written goal for {inst.split}/{inst.problem}")
+        lits, dropped = ground(clauses, inst.domain_world(), inst.world())
+        goal = "(and " + " ".join(lits) + ")" if lits else None
+        if dropped:
+            raise TaskInfeasible("; ".join(dropped), goal, tuple(dropped))
+        return goal if goal is not None else "(and)"
