@@ -1,8 +1,9 @@
 """What the loader makes of a Context Matters dataset folder: per split, instances loaded, room-less objects
 placed or refused, unlabelled objects, room categories outside the table, how classes were typed, task-object
 coverage with every dropped object and its reason, floors and their stairs, the prior's size against the
-observation space, and, for a split that ships its own PDDL domain, the scene written in it (objects typed,
-refused with their reasons, which predicate played which part). Prints one JSON object.
+observation space, and, for a split that ships its own PDDL domain, the scene written in it (every class's type
+in that domain and why, objects refused with their reasons, which predicate played which part, the domain's
+warnings when it is ill-typed as written). Prints one JSON object.
 
     python benchmarks/cm_dataset_report.py PATH     # a dataset in CM's layout (e.g. their published one)
     python benchmarks/cm_dataset_report.py          # the test fixtures (tests/cm_fixtures.py), in a temp dir
@@ -91,8 +92,14 @@ def report(root: Path) -> dict:
                             and (o.class_ in classes or class_key(o.class_) in classes)]
                     task_all += len(mine)
                     task_in += sum(label in dw.objects for label in mine)
+                classes: dict[str, dict] = {}
+                for dw in worlds_in:  # every class of the split, once, with its type in the split domain and why
+                    for class_, entry in dw.class_typing.items():
+                        classes.setdefault(class_, entry)
                 row["domain_world"] = {
                     "domain": worlds_in[0].domain.name, "roles": worlds_in[0].roles,
+                    "warnings": list(worlds_in[0].domain.warnings),
+                    "class_typing": dict(sorted(classes.items())),
                     "typed": sum(len(dw.objects) - len(dw.rooms) - 1 for dw in worlds_in),
                     "refused": sum(len(dw.refused) for dw in worlds_in),
                     "refused_reasons": dict(reasons.most_common(5)),

@@ -10,11 +10,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from cm_fixtures import DOMAIN_PLACES, SPLIT_DOMAINS, write_dataset, write_domains
+
 from servicerobot.envs.context_matters import generate_index, read_split, write_split
 from servicerobot.envs.context_matters.cm_domain import (
-    domain_world,
     find_domain_file,
     household_meaning,
     translate_goal,
@@ -149,6 +148,27 @@ def test_solve_in_split_domain_plans_relaxes_and_scores(tmp_path):
     # everything dropped: a failure with its reason
     row = solve_in_split_domain(cleaning, Scripted(lambda ctx: f"(trashed {trash[0]})"))
     assert not row["success"] and row["failure"].startswith("empty goal")
+
+
+def test_no_instance_succeeds_with_an_empty_or_already_true_goal(tmp_path):
+    """A goal that asks nothing (empty, or true before any step: the kept part of a relaxed goal, a fact the
+    scene already has) is a failure with its reason, never a success."""
+    from servicerobot.experiments.cm_language import solve_in_split_domain
+
+    root = _dataset(tmp_path, [5])
+    inst = read_split(root, "general")[0]
+    dw = inst.domain_world()
+    true_now = min(str(a) for a in dw.init if a.predicate == "located" and a.args[0] != dw.robot)
+    for goal in ("(and)", true_now, f"(and {true_now})"):
+        row = solve_in_split_domain(inst, Scripted(lambda ctx, g=goal: g))
+        assert not row["success"] and not row["executed"] and row["failure"], goal
+        assert row["failure"].startswith(("empty goal", "the final goal already holds")), row["failure"]
+    # the same fact asked of a thing that is elsewhere is real work: it plans and runs (success also needs
+    # one of this generated instance's acceptable goals, which moving a thing to another room is not)
+    thing, room = true_now.strip("()").split()[1:]
+    elsewhere = next(r for r in dw.rooms if r != room)
+    row = solve_in_split_domain(inst, Scripted(lambda ctx: f"(located {thing} {elsewhere})"))
+    assert row["executed"] and row["plan_length"] > 0 and row["failure"] == ""
 
 
 def test_the_interpreter_sees_the_split_domain(tmp_path):

@@ -340,14 +340,6 @@ def domain_world(world, domain: Domain, text: str = "", scorer=None) -> DomainWo
         meaning = next((_STATE_TRUE_WORDS[w] for w in reversed(words) if w in _STATE_TRUE_WORDS), None)
         if meaning is None:
             continue
-        if words[-1] in ("dirty", "soiled", "stained", "unclean"):
-            roles.setdefault("dirty", p)
-        elif words[-1] in ("clean", "washed"):
-            roles.setdefault("clean", p)
-        elif words[-1] in ("wet", "damp"):
-            roles.setdefault("wet", p)
-        elif words[-1] in ("dry", "dried"):
-            roles.setdefault("dry", p)
         ptype = decl.params[0][1]
         if ptype == room_type or types.is_subtype(room_type, ptype):
             # a room's state: a floor the words say needs mopping is dirty, every other one clean
@@ -356,6 +348,14 @@ def domain_world(world, domain: Domain, text: str = "", scorer=None) -> DomainWo
                     if (room in dirty_floors) == (meaning == "dirty"):
                         init.add(Atom(p, (room,)))
             continue
+        if words[-1] in ("dirty", "soiled", "stained", "unclean"):
+            roles.setdefault("dirty", p)
+        elif words[-1] in ("clean", "washed"):
+            roles.setdefault("clean", p)
+        elif words[-1] in ("wet", "damp"):
+            roles.setdefault("wet", p)
+        elif words[-1] in ("dry", "dried"):
+            roles.setdefault("dry", p)
         for name in objects:
             if name in world.rooms or name == world.robot or not fits(name, ptype):
                 continue
