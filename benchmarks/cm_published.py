@@ -18,6 +18,7 @@ The dataset's licence is unstated: nothing of it is in this repository. Clone it
     python benchmarks/cm_published.py DATA --per-problem 1                         # one building per problem
     python benchmarks/cm_published.py DATA --url URL --method chooser --rows rows.jsonl
     python benchmarks/cm_published.py DATA --domains /path/to/a/later/clone        # domain files from there
+    python benchmarks/cm_published.py --quick                                      # the test fixtures (smoke)
 """
 
 from __future__ import annotations
@@ -201,7 +202,10 @@ def _append(path: Path, row: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("root", type=Path, help="a clone of Context Matters' dataset (or any dataset in its layout)")
+    parser.add_argument("root", type=Path, nargs="?", default=None,
+                        help="a clone of Context Matters' dataset (or any dataset in its layout)")
+    parser.add_argument("--quick", action="store_true",
+                        help="without a root: a smoke run on the test fixtures written in CM's format (tests/)")
     parser.add_argument("--per-problem", type=int, default=None, help="at most this many buildings per problem")
     parser.add_argument("--method", choices=("hand", "chooser", "both"), default="hand")
     parser.add_argument("--url", default=None, help="the local model server for the chooser (llm serve)")
@@ -210,6 +214,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--domains", type=Path, default=None, help="take each split's domain file from here")
     parser.add_argument("--splits", nargs="+", default=None)
     args = parser.parse_args(argv)
+    if args.root is None:
+        if not args.quick:
+            parser.error("give the path of a dataset clone (or --quick for the test fixtures)")
+        import tempfile
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        from cm_published_fixtures import write_published
+
+        with tempfile.TemporaryDirectory() as tmp:
+            write_published(Path(tmp))
+            return main([tmp, *(a for a in (argv if argv is not None else sys.argv[1:]) if a != "--quick")])
     from servicerobot.experiments.cm_goals import HandInterpreter
 
     methods = ("hand", "chooser") if args.method == "both" else (args.method,)
