@@ -173,6 +173,17 @@ def _run_script(cmd: list[str], folder: Path, timeout: float | None) -> tuple[in
         return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
 
 
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _bench(args: argparse.Namespace) -> int:
     folder = Path(args.benchmarks)
     if not folder.is_dir():
@@ -289,10 +300,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run a few episodes with the default agent; write MP4s and a summary")
     demo.add_argument("--out", default="demo-out", help="folder for videos and summary.json")
-    demo.add_argument("--episodes", type=int, default=2)
-    demo.add_argument("--tasks", type=int, default=3, help="tasks per episode")
-    demo.add_argument("--size", default="default", choices=["small", "default", "large"])
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--episodes", type=_positive_int, default=2, help="episodes to run (default: 2)")
+    demo.add_argument("--tasks", type=_positive_int, default=3, help="tasks per episode (default: 3)")
+    demo.add_argument("--size", default="default", choices=["small", "default", "large"],
+                      help="house size (default: default)")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the first episode; episode i uses seed + i "
+                      "(default: 0)")
     variants = [v for base in VARIANTS for v in (base, f"{base}-noverify")]
     demo.add_argument("--variant", default="search-rag", choices=variants, metavar="VARIANT",
                       help="how the agent keeps memory and retrieves (default search-rag): " + ", ".join(variants))
