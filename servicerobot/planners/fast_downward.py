@@ -3,6 +3,12 @@
 By default the translator runs in a warm server (`_fd_warm`) and the search binary is started directly with
 the alias's options: the same components and options as the driver, without its two interpreter start-ups.
 Portfolios, and `warm=False`, go through the driver script.
+
+A domain with derived predicates is first compiled for the problem at hand (`compile_derived`): the
+non-recursive derived predicates are inlined and the quantifiers of preconditions and goal expanded over the
+objects, because FD's relaxation heuristics see little through the axioms it makes of them (an office task
+with one `(empty ?c)` axiom runs out of 8 GB in 46 s with lama-first; compiled, a 52-step plan takes 0.5 s).
+The plan is a plan for the original task. `compile_derived=False` hands the task over as it is.
 """
 
 from __future__ import annotations
@@ -16,7 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from servicerobot.errors import PlannerError
+from servicerobot.errors import PDDLError, PlannerError
+from servicerobot.pddl.compile_derived import compile_derived
+from servicerobot.pddl.features import UnsupportedFeatureError
+from servicerobot.pddl.parser import parse_domain, parse_problem
+from servicerobot.pddl.writer import write_domain, write_problem
 from servicerobot.planners._fd_warm import WarmTranslator, translate_exit_code
 from servicerobot.planners._process import run_with_timeout
 from servicerobot.planners.base import Planner, PlanResult, PlanStatus
@@ -129,16 +139,19 @@ class FastDownward(Planner):
         timeout: the default time limit in seconds; the whole process group is killed when it expires.
         warm: translate in a warm server and start the search directly (same plans, ~0.1 s less per call);
             False, or the environment variable SERVICEROBOT_FD_WARM=0, runs the driver script instead.
+        compile_derived: inline non-recursive derived predicates and expand quantifiers for the problem
+            before FD sees a domain with `:derived` rules (see the module docstring); False leaves them to FD.
     """
 
     name = "fast-downward"
 
     def __init__(self, alias: str = "lama-first", search: str | None = None, timeout: float | None = 60.0,
-                 warm: bool = True):
+                 warm: bool = True, compile_derived: bool = True):
         super().__init__(timeout)
         self.alias = alias
         self.search = search
         self.warm = warm and os.environ.get("SERVICEROBOT_FD_WARM", "1") != "0"
+        self.compile_derived = compile_derived
 
     @property
     def label(self) -> str:
@@ -176,7 +189,22 @@ class FastDownward(Planner):
         returncode, stdout, stderr = ran
         return returncode, log + stdout, stderr
 
+    def _compiled(self, domain_text: str, problem_text: str) -> tuple[str, str]:
+        """The texts with derived predicates compiled away where `compile_derived` can; else unchanged."""
+        if not self.compile_derived or ":derived" not in domain_text.lower():
+            return domain_text, problem_text
+        try:
+            domain = parse_domain(domain_text, source="<domain>", strict=False)  # as Fast Downward reads it
+            problem = parse_problem(problem_text, domain, source="<problem>")
+        except (PDDLError, UnsupportedFeatureError):
+            return domain_text, problem_text  # beyond our parser: FD gets the task as it is
+        compiled = compile_derived(domain, problem)
+        if compiled is None:
+            return domain_text, problem_text
+        return write_domain(compiled[0]), write_problem(compiled[1])
+
     def _solve(self, domain_text: str, problem_text: str, timeout: float | None) -> PlanResult:
+        domain_text, problem_text = self._compiled(domain_text, problem_text)
         with tempfile.TemporaryDirectory(prefix="servicerobot-fd-") as name:
             tmp = Path(name)
             (tmp / "domain.pddl").write_text(domain_text, encoding="utf-8")

@@ -14,6 +14,8 @@ Tarski's parsing and grounding (most of a run on small tasks, about 0.3-0.6 s) i
 The wheel grounds with Tarski, which needs `clingo` (the `lapkt` extra installs it). Before handing a
 task over we work around what Tarski and LAPKT 0.2.1 do not handle (found by running them):
 
+* derived predicates: non-recursive ones are compiled away for the problem (`compile_derived`, as for
+  Fast Downward), so the rewriting below applies; a domain with recursive ones goes over as it is;
 * quantified and disjunctive goals: LAPKT silently drops quantified goal parts, so the goal is
   expanded with `conjunctive_goal` first;
 * Tarski has one namespace for types, predicates and objects: a problem object named like a type or
@@ -39,6 +41,7 @@ from pathlib import Path
 
 from servicerobot.errors import DependencyNotInstalled, PDDLError, PDDLSemanticError, install_hint
 from servicerobot.pddl.atoms import Atom
+from servicerobot.pddl.compile_derived import compile_derived
 from servicerobot.pddl.explain import conjuncts
 from servicerobot.pddl.features import UnsupportedFeatureError
 from servicerobot.pddl.grounding import substitute
@@ -276,8 +279,13 @@ class LAPKT(Planner):
             problem = parse_problem(problem_text, domain, source="<problem>")
         except UnsupportedFeatureError:
             return domain_text, problem_text, {}  # beyond our parser: LAPKT gets the task as it is
-        if domain.derived:
-            return domain_text, problem_text, {}  # the goal rewriting below does not know axioms
+        first: dict[str, str] = {}
+        if domain.derived:  # compiled away where it can be; else the goal rewriting below cannot run
+            first = _renaming(domain, problem)  # before problem objects become domain constants
+            compiled = compile_derived(domain, _rename_problem(problem, first, problem.goal))
+            if compiled is None or compiled[0].derived:
+                return domain_text, problem_text, {}  # the goal rewriting below does not know axioms
+            domain, problem = compiled
         if Interpreter.for_problem(domain, problem).compile_goal(problem.goal).holds(problem.init):
             return PlanResult(
                 PlanStatus.SOLVED, planner=self.label, expanded=0, message="the goal holds initially"
@@ -291,7 +299,9 @@ class LAPKT(Planner):
         prepared = _rename_problem(problem, renaming, goal)
         if guarded:
             prepared = dataclasses.replace(prepared, init=prepared.init | {Atom(_GUARD, ())})
-        back = {new: old for old, new in renaming.items()}
+        back = {new: old for old, new in first.items()}  # undo both renamings, the later one first
+        for middle, new in renaming.items():
+            back[new] = back.pop(middle, middle)
         return write_domain(lapkt_domain), write_problem(prepared), back
 
     def _solve(self, domain_text: str, problem_text: str, timeout: float | None) -> PlanResult:
