@@ -361,3 +361,35 @@ def test_the_load_report_covers_every_class_with_why(tmp_path):
                 assert all(dw.objects.get(n) == entry["type"] for n in names), (where, class_, entry)
     assert not missing, "classes with no entry in the load report (neither typed nor refused):\n" + "\n".join(
         missing)
+
+
+def test_a_scoring_model_chooses_an_items_type_among_those_that_fit(tmp_path):
+    """With a language model, the type of an item among the fitting ones is the one it finds likeliest for
+    "A cola can is a kind of ..."; one that fails leaves the lexical choice."""
+    from types import SimpleNamespace
+
+    from servicerobot.envs.context_matters.cm_domain import domain_world
+
+    write_published(tmp_path, ["house_cleaning"])
+    inst = read_split(tmp_path, "house_cleaning")[0]
+
+    class Prefers:
+        def __init__(self, word):
+            self.word, self.asked = word, []
+
+        def score(self, messages, answers):
+            self.asked.append(answers)
+            return SimpleNamespace(logprobs=[[-1.0] if self.word in a else [-9.0] for a in answers])
+
+    model = Prefers("grabbable")
+    dw = domain_world(inst.world(), inst.split_domain(), inst.task, scorer=model)
+    assert dw.class_typing["cola_can"]["type"] == "grabbable" and dw.class_typing["cola_can"]["how"] == "model"
+    assert any("A cola can is a kind of disposable." in answers for answers in model.asked)
+    assert dw.class_typing["mop"]["how"] == "words"  # a type named by the class's own words needs no model
+
+    class Broken:
+        def score(self, messages, answers):
+            raise RuntimeError("the server went away")
+
+    dw = domain_world(inst.world(), inst.split_domain(), inst.task, scorer=Broken())
+    assert dw.class_typing["cola_can"]["type"] == "disposable" and dw.class_typing["cola_can"]["how"] == "meaning"
