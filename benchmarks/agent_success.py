@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
@@ -78,8 +77,7 @@ def main(argv: list[str] | None = None) -> None:
         base = by_variant["oracle"]["completed"]
         for s in by_variant.values():
             s["share_of_oracle"] = round(s["completed"] / base, 4) if base else None
-    json.dump(result, sys.stdout)
-    print()
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections import Counter
 from multiprocessing import Pool
@@ -20,6 +21,7 @@ import gymnasium as gym
 
 import servicerobot  # noqa: F401
 from servicerobot.envs.ai2thor import TABLE2_KINDS
+from servicerobot.errors import DependencyNotInstalled
 from servicerobot.experiments.stats import wilson
 from servicerobot.oracle import OracleAgent
 from servicerobot.scenes.ithor import FLOORPLANS, floorplan_kind, hosts, load_floorplan
@@ -64,9 +66,14 @@ def main() -> None:
     if args.quick:
         scenes, args.seeds = ["FloorPlan1", "FloorPlan201", "FloorPlan301", "FloorPlan401"], 1
     loaded = 0
-    for name in scenes:
-        scene = load_floorplan(name)
-        loaded += bool(scene.thor) and len(scene.rooms) >= 1
+    try:
+        for name in scenes:
+            scene = load_floorplan(name)
+            loaded += bool(scene.thor) and len(scene.rooms) >= 1
+    except DependencyNotInstalled as error:  # alfworld (the FloorPlans) is optional: `servicerobot bench` skips
+        print(error, file=sys.stderr)
+        print(json.dumps({"benchmark": "ai2thor_oracle", "skipped": str(error)}))
+        return
     jobs = [(s, seed, args.n_tasks) for s in scenes for seed in range(args.seeds)]
     with Pool(args.workers) as pool:
         rows = pool.map(run_episode, jobs, chunksize=1)

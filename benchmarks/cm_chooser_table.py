@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
                     row = json.loads(line)
                     merged.setdefault(row["key"], {}).update(row)
         rows = list(merged.values())
-        print(json.dumps({"instances": len(rows), "summary": summary(rows)}, indent=1))
+        print(json.dumps({"instances": len(rows), "summary": summary(rows)}))
         return 0
     n = 6 if args.quick else args.n
     url = None if args.quick else args.url
@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = run(root, url, Path(args.rows) if args.rows else None, set(args.only) if args.only else None,
                    offline=not args.no_offline, timeout=args.timeout)
         print(json.dumps({"instances": len(rows), "splits": splits, "seconds": round(time.perf_counter() - t0, 1),
-                          "summary": summary(rows)}, indent=1))
+                          "summary": summary(rows)}))
     return 0
 
 

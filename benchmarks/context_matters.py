@@ -12,7 +12,7 @@ Ablations: `cm-offline-nogate` drops the functional gate of the shift score (any
 in); `cm-offline-noshift` never shifts (everything missing is dropped).
 
 `--local-llm 5 36` instead runs the LLM path (2 outer x 1 inner iterations) on those instances against the
-packaged local model (`servicerobot[local-llm]`, served by `LocalServer`), as plain chat with a 700-token cap
+packaged local model (the `local-llm` extra, served by `LocalServer`), as plain chat with a 700-token cap
 (a JSON-schema grammar made one answer take over 10 minutes on 2 busy cores), recording to
 `cm_real_<i>.json` cassettes. Minutes per instance on a 2-core CPU.
 """

@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.part in ("speed", "all"):
         result["speed"] = speed(20 if quick else 200)
         result["speed_one_tilt_no_inspection"] = speed(20 if quick else 200, pitch=-0.45, inspect=False)
-    print(json.dumps(result, indent=1))
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> None:
         result["shrunk_generated"] = shrunk(args.shrunk)
     done, total = sum(r["completed"] for r in runs), sum(r["tasks"] for r in runs)
     result["success"] = round(done / total, 4) if total else None
-    print(json.dumps(result, indent=1))
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ JSON line: calls, median / p90 / mean seconds per call, per prompt kind, prompt 
 share of answers that parsed, and the load average before and after (other work on the cores slows the
 model down). The server is `$SERVICEROBOT_LOCAL_LLM_URL` (or `--url`), else one is started here
 (`servicerobot llm serve`: one context per kind of request, threads following the idle cores, each kind's
-fixed prompt prefix evaluated once before the first call unless `--cold`).
+fixed prompt prefix evaluated once before the first call unless `--cold`). With neither a URL nor the
+`local-llm` extra installed, it prints `{"skipped": why}` and exits 0 (`servicerobot bench` lists it as skipped).
 
     python benchmarks/llm_latency.py --items 20
     python benchmarks/llm_latency.py --quick          # 2 items
@@ -19,6 +20,7 @@ model actually evaluated: those it could not reuse from the previous prompt of t
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -27,8 +29,16 @@ import sys
 import time
 from contextlib import ExitStack
 
+from servicerobot.errors import install_hint
 from servicerobot.language.answers import AnswerFormatError
-from servicerobot.language.local_server import LOCAL_LLM_URL_VAR, LocalServer, local_interpreter
+from servicerobot.language.local_server import (
+    DEFAULT_MODEL,
+    LOCAL_LLM_URL_VAR,
+    LocalServer,
+    cache_dir,
+    local_interpreter,
+    parts_installed,
+)
 from servicerobot.language.paraphrases import load_paraphrases, setting
 
 
@@ -76,6 +86,22 @@ def _evaluated(log: str | None, offset: int) -> dict:
             "prompt_eval_s": round(sum(float(ms) for ms, _ in found) / 1000, 1), "timed_requests": len(found)}
 
 
+def why_no_server() -> str | None:
+    """Why no model server can be started here (None: one can), checked without starting one: the runtime
+    (llama-cpp-python[server]) and the default model (its part packages, or the GGUF already joined)."""
+    runtime = [m for m in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
+               if importlib.util.find_spec(m) is None]  # what LocalServer checks before it starts one
+    joined = cache_dir() / DEFAULT_MODEL.filename
+    if runtime:
+        missing = f"llama-cpp-python[server] (missing: {', '.join(runtime)})"
+    elif not (parts_installed() or (joined.is_file() and joined.stat().st_size == DEFAULT_MODEL.size)):
+        missing = f"the packaged model {DEFAULT_MODEL.name}"
+    else:
+        return None
+    return (f"no model server: neither --url nor ${LOCAL_LLM_URL_VAR} is set, and one cannot be started here "
+            f"without {missing}: {install_hint('local-llm')}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=20, help="paraphrase items (half updates, half tasks)")
@@ -86,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold", action="store_true", help="do not warm a server started here")
     parser.add_argument("--log", default=None, help="the server's log with llama.cpp timings (see above)")
     args = parser.parse_args(argv)
+    if not args.url and (reason := why_no_server()):  # an optional part: `servicerobot bench` lists it as skipped
+        print(reason, file=sys.stderr)
+        print(json.dumps({"benchmark": "llm_latency", "skipped": reason}))
+        return 0
     n = 2 if args.quick else args.items
     everything = load_paraphrases()
     updates = [i for i in everything if i.kind == "update"]

@@ -64,14 +64,13 @@ def main(argv: list[str] | None = None) -> None:
     both = [r for r in rows if r["search-rag"]["solved"] and r["full-kg"]["solved"]]
     rag = statistics.median(r["search-rag"]["seconds"] for r in both)
     full = statistics.median(r["full-kg"]["seconds"] for r in both)
-    json.dump({"benchmark": "plan_latency", "size": args.size, "tasks": len(rows), "both_solved": len(both),
+    print(json.dumps({"benchmark": "plan_latency", "size": args.size, "tasks": len(rows), "both_solved": len(both),
                "rag_solved": sum(r["search-rag"]["solved"] for r in rows),
                "full_solved": sum(r["full-kg"]["solved"] for r in rows),
                "median_retrieval_plus_planning_s": round(rag, 4), "median_full_graph_planning_s": round(full, 4),
                "median_facts_retrieved": statistics.median(r["search-rag"]["facts"] for r in both),
                "median_facts_full": statistics.median(r["full-kg"]["facts"] for r in both),
-               "speedup": round(full / rag, 2)}, sys.stdout)
-    print()
+               "speedup": round(full / rag, 2)}))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ write it as an MP4 with the robot's motion in between steps, plus one PNG frame.
 
 The oracle plans with Fast Downward on the world's true state (sparse problem: the robot's place and the
 approach places); every action is then executed in PyBullet by the world's motion planners. It needs
-`pip install "servicerobot[pybullet]"` (and `ompl` for RRT-Connect repairs).
+`pip install -e ".[pybullet]"` in a clone (pybullet, and OMPL for RRT-Connect repairs).
 """
 
 from __future__ import annotations

