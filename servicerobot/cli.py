@@ -114,7 +114,7 @@ def _at_least_one(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1 (1 runs serially), got {value}")
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
@@ -171,17 +171,6 @@ def _run_script(cmd: list[str], folder: Path, timeout: float | None) -> tuple[in
         out.seek(0)
         err.seek(0)
         return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
-
-
-def _positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _last_json_line(stdout: str) -> dict:
@@ -314,8 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run a few episodes with the default agent; write MP4s and a summary")
     demo.add_argument("--out", default="demo-out", help="folder for videos and summary.json")
-    demo.add_argument("--episodes", type=_positive_int, default=2, help="episodes to run (default: 2)")
-    demo.add_argument("--tasks", type=_positive_int, default=3, help="tasks per episode (default: 3)")
+    demo.add_argument("--episodes", type=_at_least_one, default=2, help="episodes to run (default: 2)")
+    demo.add_argument("--tasks", type=_at_least_one, default=3, help="tasks per episode (default: 3)")
     demo.add_argument("--size", default="default", choices=["small", "default", "large"],
                       help="house size (default: default)")
     demo.add_argument("--seed", type=int, default=0, help="seed of the first episode; episode i uses seed + i "
