@@ -72,3 +72,17 @@ def test_counted_things_the_scene_has_too_few_of(cleaning):
     assert bins
     lits, dropped = ground((MoveTo(("cola_can", "banana_peel"), "kitchen", count=3),), dw, world)
     assert len(lits) == 2 and dropped == ["3 of cola_can/banana_peel asked, the scene has 2"]
+
+
+def test_judging_accepts_any_object_of_the_target_class(tmp_path):
+    """To judge another reader's goal, a thing may go to any object of the reading's target classes; the
+    reading's own goal names one."""
+    write_published(tmp_path, ["office_setup"])
+    inst = read_split(tmp_path, "office_setup")[0]
+    dw, world = inst.domain_world(), inst.world()
+    clause = (Put(("laptop",), ("shelf", "locker")),)
+    [strict], _ = ground(clause, dw, world)
+    [lenient], _ = ground(clause, dw, world, any_target=True)
+    assert strict.startswith("(stored-in laptop") and lenient.startswith("(or (stored-in laptop")
+    assert strict in lenient and lenient.count("(stored-in") == 2
+    assert dw.holds(lenient, dw.init) and not dw.holds(f"(not {lenient})", dw.init)  # it starts in the locker

@@ -135,8 +135,18 @@ def _room_predicate(dw, words: tuple[str, ...]) -> str | None:
     return None
 
 
-def ground(clauses, dw, world) -> tuple[list[str], list[str]]:
-    """(goal literals in the split domain's predicates, what was dropped and why) for one instance."""
+def _targets(dw, world, classes, room: str | None) -> list[str]:
+    """Every object of the target classes, those in a room of category `room` when there are any."""
+    found = _things(dw, world, classes)
+    there = [n for n in found if room and dw.room_of.get(n) in _rooms(dw, room)]
+    return there or found
+
+
+def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], list[str]]:
+    """(goal literals in the split domain's predicates, what was dropped and why) for one instance. With
+    `any_target`, a thing put on or in a target may go to any object of the target's classes (in the room
+    the reading names): `(or (is-in apple_1 fridge_3) (is-in apple_1 refrigerator_7))`, to judge another
+    reader's goal by the state it reaches rather than by the one object this reading picked."""
     lits: list[str] = []
     dropped: list[str] = []
     contain = dw.roles.get("contain")
@@ -165,6 +175,10 @@ def ground(clauses, dw, world) -> tuple[list[str], list[str]]:
                 if pred is None:
                     dropped.append(f"in this domain a {dw.objects[target]} ({target}) cannot take a "
                                    f"{dw.objects[t]} ({t})")
+                elif any_target:
+                    alts = [f"({p} {t} {x})" for x in _targets(dw, world, c.target, c.room)
+                            if (p := _relation(dw, t, x)) is not None]
+                    lits.append(alts[0] if len(alts) == 1 else f"(or {' '.join(alts)})")
                 else:
                     lits.append(f"({pred} {t} {target})")
         elif isinstance(c, MoveTo):
