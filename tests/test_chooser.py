@@ -138,7 +138,12 @@ def test_the_chooser_returns_the_answer_the_model_prefers(place):
     chooser = ChoosingInterpreter(model)
     assert chooser.interpret_task(item.text, item.speaker, place.context(item)) == "(on bowl_1 dining_table_1)"
     assert model.calls[0]["slot"] == "goal" and model.calls[0]["beam"] == 8  # many candidates: a beam
-    assert chooser.usage.calls == len(model.calls) == 3  # singles, conjunctions of the best, unions over relations
+    # singles, conjunctions of the best, unions over relations; then the kinds asked and their relations (the
+    # goal built from them is the enumerated one: no call to choose between them)
+    assert chooser.usage.calls == len(model.calls) == 5
+    assert [c["slot"] for c in model.calls[3:]] == ["entities", "goal"]
+    assert ChoosingInterpreter(Prefers(), decompose=False).interpret_task(item.text, item.speaker,
+                                                                         place.context(item)) is not None
     assert chooser.calls[0]["candidates"] == len(model.calls[0]["answers"]) > 20
 
 

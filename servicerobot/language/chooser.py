@@ -14,6 +14,10 @@ evaluation over the candidates' token trie) and keeps the most likely:
   (relation, object) ("the laptop on the desk, both books on the bookshelf and the pen in the drawers",
   `_unions`). Parts are ranked by their log-probability without the end of the turn, answers chosen by the
   whole with a lexical prior (`_UNNAMED`, `_MISSED`, `_CLAUSE`);
+  Then, decomposed (`servicerobot.language.decompose`, issue 34): the model says which kinds of things the
+  request involves (one call, yes/no per kind) and what should become true of each (one call); code builds
+  whole goals of any length from the answers ("two plates and two forks on the dining table" for "set the
+  table for two") and the model chooses among them and the answer above (one call, `decompose.decide`);
 - updates: the changes of `candidates.delta_candidates` that agree with memory, then unions of the best few.
 
 With no candidate at all (nothing shown that the domain's actions can change) a task or an update goes to
@@ -27,17 +31,17 @@ import re
 from collections.abc import Sequence
 from itertools import combinations
 
+from servicerobot.language import decompose
 from servicerobot.language.base import LanguageModelError, Scored, ScoringModel, Usage
 from servicerobot.language.candidates import (
     _stem,
     delta_candidates,
     goal_candidates,
-    is_fixed,
     merge,
     relevance,
     signatures,
 )
-from servicerobot.language.compact import SCHEMA_TITLES, compact_request, load_turns, prompt_view
+from servicerobot.language.compact import SCHEMA_TITLES, _person, compact_request, load_turns, prompt_view
 from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, QueryGraph, entity_phrase
 from servicerobot.language.verbalize import Verbalizer
 from servicerobot.memory.triplets import Delta
@@ -59,6 +63,11 @@ _CLAUSES = 2  # ... for at most this many further clauses
 _GROUP_KEYS = 4  # (relation, object) keys whose things are grouped ("plates, forks and glasses on the table")
 _FULL = 64  # joined answers scored to their end (no beam) when at most this many
 _BEAM = 8  # partial answers kept at each branching of the candidates (None: score every candidate)
+# choosing between the enumerated and the built goals (`decompose.decide`): the weight of the end of the turn and of
+# how well a goal agrees with the model's answers about kinds; chosen on the dev sets' recorded candidates (36
+# CM-style instances, 50 paraphrased tasks: docs/local_model.md)
+_END_WEIGHT = 2.0
+_KIND_WEIGHT = 4.0
 
 
 def english_messages(prompt: str, text: str, speaker: str, view: tuple[list[Atom], list[str]],
@@ -98,18 +107,28 @@ class ChoosingInterpreter:
         max_candidates: at most this many single candidates are scored per call (the most relevant).
         beam: how many partial answers a scoring call keeps at each branching (None: every candidate is
             scored in full, ~10x the tokens).
+        decompose: build whole goals from the model's answers about kinds and relations (`decompose`), and
+            choose between them and the enumerated answer with `end_weight` and `kind_weight`.
+        joins: also score conjunctions, groups and unions of the enumerated answers (two calls; without them
+            and with `decompose`, a task takes 4-5 calls instead of 6-7).
     """
 
     def __init__(self, model: ScoringModel, generator=None, *, max_facts: int = 16,
-                 max_candidates: int = _MAX_CANDIDATES, beam: int | None = _BEAM):
+                 max_candidates: int = _MAX_CANDIDATES, beam: int | None = _BEAM, decompose: bool = True,
+                 end_weight: float = _END_WEIGHT, kind_weight: float = _KIND_WEIGHT, joins: bool = True):
         self.model = model
         self.generator = generator
         self.max_facts = int(max_facts)
         self.max_candidates = int(max_candidates)
         self.beam = beam
+        self.decompose = bool(decompose)
+        self.joins = bool(joins)
+        self.end_weight = float(end_weight)
+        self.kind_weight = float(kind_weight)
         self.name = f"choose:{model.name}"
         self.usage = Usage()
         self.calls: list[dict] = []  # per scoring call: kind, candidates, seconds (for benchmarks)
+        self.decomposition: dict = {}  # what the last task's decomposition found (for benchmarks)
         self._answered: dict[str, str] = {}  # the last update answer per utterance
         self._rejected: dict[str, set[str]] = {}  # answers a verifier refused, per utterance
 
@@ -120,12 +139,13 @@ class ChoosingInterpreter:
         """Each answer's log-probability."""
         return self._token_scores(kind, messages, answers).totals()
 
-    def _token_scores(self, kind: str, messages: list, answers: list[str], full: bool = False) -> Scored:
+    def _token_scores(self, kind: str, messages: list, answers: list[str], full: bool = False,
+                      slot: str | None = None) -> Scored:
         """Each answer's log-probability per token, the end of the turn last ([] for one the beam cut); `full`:
         every answer scored to its end (no beam), for the few long joined answers whose shared beginnings a
         beam would cut before the part that tells them apart."""
         beam = self.beam if self.beam is not None and len(answers) > self.beam and not full else None
-        scored = self.model.score(messages, answers, slot=SCHEMA_TITLES[kind], beam=beam)
+        scored = self.model.score(messages, answers, slot=slot or SCHEMA_TITLES[kind], beam=beam)
         self.usage.add(scored.usage)
         self.calls.append({"kind": kind, "candidates": len(answers), "seconds": round(scored.seconds, 3),
                            "tokens": scored.prompt_tokens + scored.candidate_tokens})
@@ -208,8 +228,8 @@ class ChoosingInterpreter:
         groups = _groups(parts, say, counts(text), named, context, named_rooms)
         conjunctions = _distinct([c for c in _conjunctions(top, _kept_true(context, top)) + groups
                                   if c not in parts], render)
-        if not conjunctions:
-            return best
+        if not conjunctions or not self.joins:
+            return self._decomposed(text, speaker, context, rel, view, named_rooms, best, feedback)
         both, both_lp, both_totals, both_parts = choose(conjunctions, full=len(conjunctions) <= _FULL)
         parts.update(zip(conjunctions, both_parts))
         wholes = dict(zip(options, totals)) | dict(zip(conjunctions, both_totals))
@@ -222,8 +242,55 @@ class ChoosingInterpreter:
         if unions:
             union, union_lp, _, _ = choose(unions, full=len(unions) <= _FULL)
             if union_lp > best_lp:
-                return union
-        return best
+                best = union
+        return self._decomposed(text, speaker, context, rel, view, named_rooms, best, feedback)
+
+    def _decomposed(self, text: str, speaker: str, context: Context, rel: dict[str, float],
+                    view: tuple[list[Atom], list[str]], rooms: list[str], best: str, feedback: Sequence[str]) -> str:
+        """`best` or a whole goal built from the model's answers to the request's small questions
+        (`decompose`): which kinds of things it involves (one call), what should become true of each and where
+        (one call), then the choice among the built goals and `best` (one call, `decompose.decide`)."""
+        self.decomposition = {}
+        if not self.decompose:
+            return best
+        found = decompose.kinds(context, text, rel)
+        if not found:
+            return best
+        decompose.ask_kinds(lambda m, a: self._token_scores("task", m, a, full=True, slot="entities").logprobs,
+                            text, speaker, found)
+        chosen = decompose.involved(found)
+        self.decomposition = {"kinds": {k.label(): round(k.p_yes, 2) for k in found},
+                              "involved": [(k.label(), k.count) for k in chosen]}
+        person = _person(context.entities, speaker)
+        places = decompose.targets(context, rel, person, rooms, exclude=[n for k in chosen for n in k.names])
+        for kind in chosen:
+            kind.keys = decompose.relation_keys(context, kind, places)
+        chosen = [k for k in chosen if k.keys]
+        if not chosen:
+            return best
+        names = sorted(set(view[1]) | set(places) | {n for k in chosen for n in k.names})
+        say = Verbalizer(context.entities, names, context.domain, rooms=rooms)
+        messages = english_messages("task", text, speaker, (view[0], names), say)
+        render = lambda goal: _DONE + say.goal(goal)
+        where = decompose.rooms_of(context)
+        asked = [(kind, key, decompose.pick(context, kind, key, lits, rel, where, rooms))
+                 for kind in chosen for key, lits in kind.keys.items()]
+        tokens = self._token_scores("task", messages, [render(f"(and {' '.join(lits)})" if len(lits) > 1 else lits[0])
+                                                       for _, _, lits in asked], full=True).logprobs
+        for kind in chosen:  # each kind's likeliest relation, its end of turn left out (more parts may follow)
+            mine = [(sum(t[:-1]) if t else float("-inf"), key) for (k, key, _), t in zip(asked, tokens) if k is kind]
+            kind.best = max(mine)[1]
+        refused = " ".join(feedback)
+        built = [g for g in decompose.build(context, chosen, rel, rooms, text) if not refused or g not in refused]
+        finals = _distinct([best] + built, render)
+        self.decomposition.update(keys={k.label(): k.best for k in chosen}, finals=finals)
+        if len(finals) == 1:
+            return best
+        tokens = self._token_scores("task", messages, [render(g) for g in finals], full=True).logprobs
+        fit = [decompose.coverage(g, found, context) for g in finals]
+        self.decomposition.update(scores=[(round(sum(t[:-1]), 3), round(t[-1], 3)) if t else None for t in tokens],
+                                  fit=[round(f, 3) for f in fit])
+        return finals[decompose.decide(tokens, fit, self.end_weight, self.kind_weight)]
 
     def interpret_update(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> Delta:
         """The likeliest change among the enumerated ones and unions of the best few."""
@@ -462,12 +529,12 @@ def _groups(scores: dict[str, float], say: Verbalizer, numbers: Sequence[int], n
     # keys by their best single's score; a thing the scoring beam cut (-inf) still joins its kind
     ranked = sorted((k for k in by_key if max(lp for lp, _, _ in by_key[k]) > float("-inf")),
                     key=lambda k: -max(lp for lp, _, _ in by_key[k]))[:keys]
-    where = _rooms_of(context) if context is not None and rooms else {}
+    where = decompose.rooms_of(context) if context is not None and rooms else {}
     out: list[str] = []
     for key in ranked:
         kinds_of: dict[str, list[str]] = {}
         for lp, subject, goal in sorted(by_key[key], key=lambda x: -x[0]):
-            if context is None or not _holds(goal, context):  # a group is news for every thing in it
+            if context is None or not decompose.holds(goal, context):  # a group is news for every thing in it
                 kinds_of.setdefault(say._phrase(subject), []).append(goal)
         # the kinds the words name, then the best other kind (or the two best when none is named)
         order = [k for k in kinds_of if k in named]
@@ -503,27 +570,6 @@ def _with_state(group: str, key: tuple[str, tuple[str, ...]], context: Context) 
              if context.domain.types.is_subtype(str(context.entities.get(s, {}).get("type", "object")),
                                                 decl.params[0][1])]
     return f"(and {' '.join(parts + extra)})" if extra else None
-
-
-def _holds(literal: str, context: Context) -> bool:
-    """Whether memory holds a literal now (`(not (dirty x))` for a clean x)."""
-    negated = literal.startswith("(not ")
-    words = (literal[5:-1] if negated else literal).strip().strip("()").split()
-    return (Atom(words[0], tuple(words[1:])) in context.facts) != negated
-
-
-def _rooms_of(context: Context) -> dict[str, str]:
-    """Thing -> the room it is in: a fact relating it to a room, or to a fixture that stands in one."""
-    out: dict[str, str] = {}
-    for atom in context.facts:
-        if len(atom.args) != 2 or atom.args[0] == context.robot:
-            continue
-        thing, place = atom.args
-        info = context.entities.get(place, {})
-        room = place if info.get("type") == "room" else info.get("room")
-        if room and not is_fixed(context, thing):
-            out.setdefault(thing, room)
-    return out
 
 
 def _unions(scores: dict[str, float], whole: dict[str, float] | None = None, most: int = 3,

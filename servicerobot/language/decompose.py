@@ -1,0 +1,350 @@
+"""Decompose, then choose: whole goals of any length built from a model's answers to the small questions a
+request is made of.
+
+A request such as "set the table for two", "find all the apples and put them in the fridge" or "throw away the
+can, the peel and the apple, then mop the floor" is more than the literals and pairs `candidates` enumerates. So
+the model answers, each question by scoring a few short options in one batched call:
+
+- **which kinds of things** the request involves (`Kind`: the things of one noun, or one room): per kind
+  "forks: yes" against "forks: no" (`prompts/compact_choose_kinds.txt`). Common sense lives here: setting a
+  table involves forks though the words never say so. The yes is calibrated against the scene's other kinds (most
+  have nothing to do with one request). A movable kind the words name is involved whatever the model says;
+- **what should become true of them, and where**: per involved kind, each relation or state some action can
+  bring about ("both forks are on the dining table", "the cola can is thrown away", "the floor in the kitchen is
+  clean"), said in English after the task prompt; the likeliest per kind (its end of turn left out: the model
+  expects the other kinds' parts after it).
+
+How many of each is read by code from the words (`quantity`: "three apples", "both", "for two people", "all",
+"every", "a"); code then builds the whole goals (`build`): the chosen relation over as many things of each kind
+as asked (news only; those in the rooms the words name first), every kind joined, `forall` over a type where
+the words say all, any or every and the kinds cover the type. `ChoosingInterpreter` offers them beside its own
+best answer and chooses by `decide`: the words' log-probability, the end of the turn and the agreement with the
+kinds answers (`coverage`), weighted as measured on the development sets.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from servicerobot.language.candidates import _stem, goal_candidates, is_fixed, signatures, words
+from servicerobot.language.compact import load_turns
+from servicerobot.language.interpreter import Context
+from servicerobot.memory.catalogue import entity_phrase
+from servicerobot.pddl import Atom
+
+__all__ = ["Kind", "ask_kinds", "build", "coverage", "decide", "holds", "involved", "kinds", "pick", "quantity",
+           "relation_keys", "rooms_of", "targets"]
+
+_NUMBERS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
+            "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}
+_ALL = frozenset({"all", "every", "each", "any", "anything", "everything", "whatever", "nothing", "no"})
+_PEOPLE = re.compile(r"\b(?:for|we're|we are|of)\s+(\w+)\b(?!\s+(?:minute|hour|second|day)s?)|"
+                     r"\b(\w+)\s+(?:people|persons|guests|places|settings|of us|diners)\b")
+_STOP = frozenset({"and", "or", "to", "from", "in", "on", "into", "onto", "at", "with", "for", "then", "put", "take"})
+_NOT_SUBJECTS = ("person", "robot")
+_YES_AT = 0.5  # an unnamed kind is involved when the model's calibrated P(yes) is above this
+_MARGIN = 1.0  # nats of yes over the median kind's that make a calibrated even chance (chosen on the dev sets)
+_TARGETS = 10  # relation targets offered per kind (those the words name most strongly)
+_MAX_KINDS = 6  # involved kinds joined at most
+_KEYS = 8  # relations and states offered per kind
+
+
+@dataclass
+class Kind:
+    """Things of one noun (or one room) that a request may involve."""
+
+    noun: str  # "fork", "cola can", "kitchen"
+    names: list[str]
+    fixed: bool = False  # a room or fixtures: involved by the model's yes only (a named fridge is mostly a place)
+    named: bool = False  # the words name it
+    position: int = 10_000  # where the words first name it (order of the parts)
+    p_yes: float = 0.0  # the model's probability that the request involves it
+    count: int | None = None  # how many the words ask for (None: all)
+    keys: dict[str, list[str]] = field(default_factory=dict)  # key -> its literal per thing (news only)
+    best: str | None = None  # the chosen key
+
+    def label(self) -> str:
+        """The kind as the kinds prompt says it: "forks", "the kitchen"."""
+        from servicerobot.language.verbalize import plural
+
+        return f"the {self.noun}" if self.fixed and len(self.names) == 1 else plural(self.noun)
+
+
+def holds(literal: str, context: Context) -> bool:
+    """Whether memory holds a literal now (`(not (dirty x))` for a clean x)."""
+    negated = literal.startswith("(not ")
+    parts = (literal[5:-1] if negated else literal).strip().strip("()").split()
+    return (Atom(parts[0], tuple(parts[1:])) in context.facts) != negated
+
+
+def rooms_of(context: Context) -> dict[str, str]:
+    """Thing -> the room it is in: a fact relating it to a room, or to a fixture that stands in one."""
+    out: dict[str, str] = {}
+    for atom in context.facts:
+        if len(atom.args) != 2 or atom.args[0] == context.robot:
+            continue
+        thing, place = atom.args
+        info = context.entities.get(place, {})
+        room = place if info.get("type") == "room" else info.get("room")
+        if room and not is_fixed(context, thing):
+            out.setdefault(thing, room)
+    return out
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower().replace("'s ", " "))
+
+
+def _number(word: str) -> int | None:
+    return _NUMBERS.get(word) or (int(word) if word.isdigit() and 0 < int(word) <= 20 else None)
+
+
+def quantity(text: str, noun: str) -> int | None:
+    """How many things of `noun` the words ask for: a number or "a"/"the" before it ("three apples", "a couple
+    of books", "the plate": 1), else the people it is for ("for two", "three of us"), else None (all: "all the
+    apples", "the dishes", or a kind the words do not name)."""
+    said = _tokens(text)
+    head = _stem(noun.lower().split()[-1])
+    for i, w in enumerate(said):
+        if _stem(w) != head:
+            continue
+        single = w == _stem(w)
+        for b in reversed(said[max(0, i - 4):i]):  # the nearest count word, over adjectives, "the" and "of"
+            if b in _ALL:
+                return 2 if b == "both" else None
+            n = _number(b)
+            if n is not None and (n > 1 or single):
+                return n
+            if b in _STOP:
+                break
+        if single:
+            return 1
+        break
+    for m in _PEOPLE.finditer(text.lower()):
+        n = _number(m.group(1) or m.group(2) or "")
+        if n and n > 1:
+            return n
+    return None
+
+
+def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
+    """The kinds of things a goal can be about (things an action can change, grouped by noun; a room with a
+    state an action changes is a kind of its own), those the words name marked, in the order they name them."""
+    domain, sig = context.domain, signatures(context.domain)
+    changeable: set[str] = set()
+    for pred, decl in domain.predicates.items():
+        if decl.params:
+            first = decl.params[0][1]
+            changeable.update(t for t in domain.types.types if domain.types.is_subtype(t, first)
+                              and (sig.can(domain, pred, [t] + [p[1] for p in decl.params[1:]], True)
+                                   or sig.can(domain, pred, [t] + [p[1] for p in decl.params[1:]], False)))
+    said = _tokens(text)
+    stems = [_stem(w) for w in said]
+    synonyms = set(words(text))
+    out: dict[str, Kind] = {}
+    for name, info in context.entities.items():
+        typ = str(info.get("type", "object"))
+        if name == context.robot or typ in _NOT_SUBJECTS or typ not in changeable:
+            continue
+        noun = entity_phrase(info) if typ == "room" else str(info.get("noun") or typ)
+        kind = out.setdefault(f"{typ == 'room'}:{noun}", Kind(noun, [], fixed=is_fixed(context, name)))
+        kind.names.append(name)
+    # a kind named only through its type or a synonym ("the dirty clothes") is named when its things are named
+    # as strongly as any such (the dirty shirts, not the clean socks)
+    by_type: dict[str, float] = {}
+    for name in (n for k in out.values() for n in k.names):
+        typ = str(context.entities[name].get("type"))
+        by_type[typ] = max(by_type.get(typ, 0.0), rel.get(name, 0.0))
+    for kind in out.values():
+        head = _stem(kind.noun.lower().split()[-1])
+        whole = [_stem(w) for w in kind.noun.lower().split()]
+        hits = [i for i in range(len(stems)) if stems[i:i + len(whole)] == whole] or \
+            [i for i, s in enumerate(stems) if s == head]
+        strongest = max((rel.get(n, 0.0) for n in kind.names), default=0.0)
+        typ = str(context.entities[kind.names[0]].get("type"))
+        best = max(by_type[str(context.entities[n].get("type"))] for n in kind.names)
+        by_word = head in synonyms or _stem(typ) in synonyms  # not by a modifier alone ("dirty" of "dirty bowl")
+        kind.named = not kind.fixed and (bool(hits) or by_word and strongest > 0 and strongest >= best - 0.25)
+        kind.position = hits[0] if hits else (500 if kind.named else 10_000)
+        kind.count = quantity(text, kind.noun) if hits else quantity(text, "\x00")
+    return sorted(out.values(), key=lambda k: (k.position, k.noun))
+
+
+def ask_kinds(score: Callable[[list, list[str]], list[list[float]]], text: str, speaker: str,
+              found: Sequence[Kind]) -> None:
+    """Sets each kind's `p_yes` from one batched call: "forks: yes" against "forks: no" after the kinds prompt
+    (`prompts/compact_choose_kinds.txt`)."""
+    values = {"kinds": ", ".join(sorted({k.label() for k in found})), "text": text.strip(),
+              "speaker": (speaker or "Someone")[:1].upper() + (speaker or "Someone")[1:]}
+    messages = [{"role": role, "content": t.substitute(values)} for role, t in load_turns("choose_kinds")]
+    answers = [f"{k.label()}: {a}" for k in found for a in ("yes", "no")]
+    tokens = score(messages, answers)
+    odds = []  # log-odds of yes per kind
+    for i in range(len(found)):
+        yes, no = (sum(t[:-1]) if t else -50.0 for t in tokens[2 * i:2 * i + 2])
+        odds.append(max(-50.0, min(50.0, yes - no)))
+    # calibrated against the scene's other kinds: most kinds of a home have nothing to do with one request, so
+    # the median kind's odds are the model's yes to a kind it has no reason for (its bias on this prompt);
+    # never more than even odds
+    bias = min(0.0, sorted(odds)[(len(odds) - 1) // 2]) + _MARGIN
+    for kind, o in zip(found, odds):
+        kind.p_yes = 1.0 / (1.0 + math.exp(bias - o))
+
+
+def involved(found: Sequence[Kind], at: float = _YES_AT) -> list[Kind]:
+    """The kinds the request involves: named ones, and others the model says yes to; at most `_MAX_KINDS`."""
+    out = [k for k in found if k.named] + sorted((k for k in found if not k.named and k.p_yes > at),
+                                                 key=lambda k: -k.p_yes)
+    return out[:_MAX_KINDS]
+
+
+def targets(context: Context, rel: Mapping[str, float], person: str | None, rooms: Sequence[str],
+            exclude: Sequence[str] = ()) -> list[str]:
+    """What a kind may be put on, in or at, or given to: the things, rooms and people the words name (and the
+    speaker), else the fixtures in the rooms they name; at most `_TARGETS`, most strongly named first."""
+    skip = set(exclude) | {context.robot}
+    named = sorted((n for n in rel if n not in skip), key=lambda n: (-rel[n], n))
+    # a room that holds a named fixture says where that fixture is ("the kitchen table"), not where things go
+    held = {str(context.entities[n].get("room")) for n in named if context.entities[n].get("type") != "room"
+            and context.entities[n].get("room")}
+    named = [n for n in named if not (context.entities[n].get("type") == "room" and
+                                      (n in held or entity_phrase(context.entities[n]) in held))]
+    if not any(is_fixed(context, n) and context.entities[n].get("type") != "room" for n in named):
+        phrases = {r for r in rooms} | {entity_phrase(context.entities[r]) for r in rooms if r in context.entities}
+        named += sorted(n for n, info in context.entities.items() if info.get("room") in phrases and n not in skip)
+    if person and person not in named:
+        named.append(person)
+    return list(dict.fromkeys(named))[:_TARGETS]
+
+
+def relation_keys(context: Context, kind: Kind, places: Sequence[str]) -> dict[str, list[str]]:
+    """Key (the literal with `?` for the thing) -> its literal for each thing of `kind` for which it is news."""
+    out: dict[str, list[str]] = {}
+    for goal in goal_candidates(context, list(kind.names) + list(places), asked=kind.names):
+        inner = goal[5:-1] if goal.startswith("(not ") else goal
+        if goal.startswith("(forall") or "(" in inner[1:]:
+            continue
+        args = inner.strip("()").split()[1:]
+        if not args or args[0] not in kind.names or any(a in kind.names for a in args[1:]):
+            continue
+        thing = args[0]
+        key = goal.replace(f" {thing})", " ?)").replace(f" {thing} ", " ? ")
+        if not holds(goal, context):
+            out.setdefault(key, []).append(goal)
+    rank = {n: i for i, n in enumerate(places)}  # the most strongly named places first
+    order = sorted(out, key=lambda k: min((rank[a] for a in k.replace(")", " ").split() if a in rank), default=-1))
+    return {k: out[k] for k in order[:_KEYS]}
+
+
+def _thing(literal: str) -> str:
+    return (literal[5:-1] if literal.startswith("(not ") else literal).strip("()").split()[1]
+
+
+def pick(context: Context, kind: Kind, key: str, literals: Sequence[str], rel: Mapping[str, float],
+         where: Mapping[str, str], rooms: Sequence[str]) -> list[str]:
+    """The literals of the things asked for: those in the rooms the words name (unless the goal takes them
+    to one of them), then the most strongly named; `kind.count` of them, or all."""
+    thing = _thing
+    into_room = bool(set(key.replace("(", " ").replace(")", " ").split()) & set(rooms))
+    order = sorted(literals, key=lambda lit: (-rel.get(thing(lit), 0.0), thing(lit)))
+    here = [lit for lit in order if where.get(thing(lit)) in rooms] if rooms and not into_room else []
+    if kind.count is None:
+        return here or order
+    return (here + [lit for lit in order if lit not in here])[:kind.count]  # "three books": any three
+
+
+def _forall(context: Context, parts: Sequence[tuple[str, str, list[str]]]) -> list[tuple[str, str, list[str]]]:
+    """Kinds asked in full with the same one-thing key, joined into `forall` over the smallest type whose things
+    they are all of (every light and every tap off)."""
+    types, out, done = context.domain.types, [], set()
+    for i, (key, _, lits) in enumerate(parts):
+        if i in done or key.count("?") != 1 or len(key.replace("(not ", "").split()) != 2:
+            out.append(parts[i])
+            continue
+        same = [j for j, p in enumerate(parts) if p[0] == key]
+        things = {_thing(lit) for j in same for lit in parts[j][2]}
+        typs = {str(context.entities[n].get("type", "object")) for n in things}
+        common = [t for t in types.types if t != "object" and all(types.is_subtype(x, t) for x in typs)]
+        best = min(common, key=lambda t: sum(types.is_subtype(str(e.get("type", "object")), t)
+                                             for e in context.entities.values()), default=None)
+        members = {n for n, e in context.entities.items() if best and types.is_subtype(str(e.get("type", "object")), best)}
+        undone = {n for n in members if not holds(key.replace("?", n), context)}
+        if best is None or not undone <= things:
+            out.append(parts[i])
+            continue
+        done.update(same)
+        var = f"?{best[0]}"
+        out.append((key, "forall", [f"(forall ({var} - {best}) {key.replace('?', var)})"]))
+    return out
+
+
+def build(context: Context, chosen: Sequence[Kind], rel: Mapping[str, float], rooms: Sequence[str],
+          text: str) -> list[str]:
+    """Whole goals from the answers: every involved kind's literals joined (named kinds first, in the words'
+    order), with `forall` where the words say all/any/every; then the named kinds alone, then growing
+    prefixes of the others by the model's yes. Distinct, longest first."""
+    where = rooms_of(context)
+    every = bool(_ALL & set(_tokens(text)))
+    out: list[str] = []
+    # each kind's own likeliest relation; then the first kind's for every kind that has it ("plates, forks and
+    # glasses" all on the dining table, though the model found the forks likelier in the dining room alone)
+    anchor = next((k.best for k in chosen if k.best is not None), None)
+    for shared in (False, True):
+        parts = []
+        for kind in chosen:
+            key = anchor if shared and anchor in kind.keys else kind.best
+            lits = pick(context, kind, key, kind.keys[key], rel, where, rooms) if key is not None else []
+            if lits:
+                parts.append((key, kind.noun, lits, kind.named))
+        if parts:
+            out += _variants(context, parts, every)
+    return [g for g in dict.fromkeys(out) if g]
+
+
+def _variants(context: Context, parts: list[tuple[str, str, list[str], bool]], every: bool) -> list[str]:
+    """Every part joined, then the named kinds' parts alone, then with growing prefixes of the others."""
+
+    def join(subset) -> list[str]:
+        trio = [(k, n, lits) for k, n, lits, _ in subset]
+        goals = []
+        for form in ([trio, _forall(context, trio)] if every else [trio]):
+            lits = [lit for _, _, ls in form for lit in ls]
+            goals.append(lits[0] if len(lits) == 1 else f"(and {' '.join(lits)})")
+        return goals
+
+    named = [p for p in parts if p[3]]
+    others = [p for p in parts if not p[3]]
+    out = join(parts)
+    for k in range(len(others)):
+        out += join(named + others[:k]) if named or k else []
+    return out
+
+
+def coverage(goal: str, found: Sequence[Kind], context: Context) -> float:
+    """How well a goal agrees with the model's answers about kinds: the log-probability of which kinds it is
+    about (a named kind counts as a yes of 0.9), summed over the kinds."""
+    words_ = goal.replace("(", " ").replace(")", " ").split()
+    said = set(words_)
+    types = [w for w in re.findall(r"\?\S+ - (\S+)\)", goal)] if "forall" in said else []
+    total = 0.0
+    for kind in found:
+        p = min(0.98, max(0.02, 0.9 if kind.named else kind.p_yes))
+        about = any(n in said for n in kind.names) or any(
+            context.domain.types.is_subtype(str(context.entities[n].get("type", "object")), t)
+            for t in types for n in kind.names[:1] if t in context.domain.types)
+        total += math.log(p if about else 1.0 - p)
+    return total
+
+
+def decide(tokens: Sequence[Sequence[float]], kinds_fit: Sequence[float], end_weight: float,
+           kind_weight: float) -> int:
+    """The answer whose words are likeliest, with its end of turn weighted by `end_weight` (how sure the model
+    is that nothing more was asked) and its `coverage` by `kind_weight` (whether it is about the kinds the
+    model said the request involves)."""
+    def value(i: int) -> float:
+        t = tokens[i]
+        return sum(t[:-1]) + end_weight * t[-1] + kind_weight * kinds_fit[i] if t else -math.inf
+    return max(range(len(tokens)), key=value)
