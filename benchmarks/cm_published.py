@@ -115,8 +115,30 @@ def _state(row: dict, dw):
     return (dw.init - removed) | added
 
 
-def run_one(inst, method: str, interpreter, hand) -> dict:
+def judge(row: dict, inst, hand) -> bool | None:
+    """Whether the state another reader's plan reached satisfies our reading, as far as our reading can be
+    done in that building: the hand-written goal is planned and relaxed first, and what it keeps is checked,
+    any object of a target's classes allowed. None: our reading keeps nothing (a task the building cannot
+    host, e.g. no dining table), which this proxy does not judge."""
     from servicerobot.experiments.cm_goals import ground
+    from servicerobot.experiments.cm_language import goal_parts, solve_in_split_domain
+
+    hand.current = inst
+    ours = solve_in_split_domain(inst, hand)
+    kept = set(goal_parts(ours["final_goal"]) or ()) if ours.get("executed") else set()
+    if not kept:
+        return None
+    if not row.get("executed"):
+        return False
+    dw, clauses = inst.domain_world(), READINGS.get((inst.split, inst.problem), ())
+    strict, _ = ground(clauses, dw, inst.world())
+    lenient, _ = ground(clauses, dw, inst.world(), any_target=True)
+    pairs = zip(strict, lenient) if len(strict) == len(lenient) else ((x, x) for x in strict)
+    wanted = [loose for lit, loose in pairs if lit in kept]
+    return dw.holds("(and " + " ".join(wanted) + ")", _state(row, dw)) if wanted else None
+
+
+def run_one(inst, method: str, interpreter, hand) -> dict:
     from servicerobot.experiments.cm_language import solve_in_split_domain
 
     hand.current = inst
@@ -129,11 +151,7 @@ def run_one(inst, method: str, interpreter, hand) -> dict:
     row["domain_warnings"] = len(getattr(dw.domain, "warnings", ()))
     if method == "chooser":
         row["scoring_calls"] = len(interpreter.calls) - calls
-        lits, _ = ground(READINGS.get((inst.split, inst.problem), ()), dw, inst.world(), any_target=True)
-        if lits and row.get("executed"):
-            row["hand_goal_holds"] = dw.holds("(and " + " ".join(lits) + ")", _state(row, dw))
-        else:
-            row["hand_goal_holds"] = False if lits else None
+        row["hand_goal_holds"] = judge(row, inst, hand)
     # refused up front by the reading, or every part dropped by the planner: either way with the reason
     row["refused"] = bool(row.get("refused")) or row["failure"].startswith("empty goal: every part")
     row["nothing_to_do"] = row["failure"].startswith(("empty goal", "the final goal already holds")) and not row["relaxed"]
@@ -200,6 +218,28 @@ def _append(path: Path, row: dict) -> None:
         os.fsync(fh.fileno())
 
 
+def _rejudge(args) -> int:
+    from servicerobot.experiments.cm_goals import HandInterpreter
+
+    if not args.rows or not args.rows.exists():
+        print(json.dumps({"error": "--rejudge needs --rows FILE of an earlier run"}))
+        return 2
+    hand = HandInterpreter(READINGS)
+    by_key = {i.key: i for i in instances(args.root, None, args.domains, args.splits)}
+    rows = []
+    for line in args.rows.read_text(encoding="utf-8").splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if r.get("method") == "chooser" and r["key"] in by_key:
+            r["hand_goal_holds"] = judge(r, by_key[r["key"]], hand)
+        rows.append(r)
+    print(json.dumps({"root": str(args.root), "instances": len({r["key"] for r in rows}), "rejudged": True,
+                      "summary": summary(rows)}))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root", type=Path, nargs="?", default=None,
@@ -213,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=Path, default=None, help="append a JSON row per instance; a rerun resumes")
     parser.add_argument("--domains", type=Path, default=None, help="take each split's domain file from here")
     parser.add_argument("--splits", nargs="+", default=None)
+    parser.add_argument("--rejudge", action="store_true",
+                        help="no model: judge the chooser rows already in --rows again (after a change to READINGS "
+                             "or to the judge) and print the summary")
     args = parser.parse_args(argv)
     if args.root is None:
         if not args.quick:
@@ -229,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
 
     methods = ("hand", "chooser") if args.method == "both" else (args.method,)
     interpreter = None
+    if args.rejudge:
+        return _rejudge(args)
     if "chooser" in methods:
         if not args.url:
             print(json.dumps({"skipped": "the chooser needs --url (servicerobot llm serve prints one)"}))
