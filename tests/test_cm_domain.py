@@ -326,3 +326,16 @@ def goal_parts_of(goal: str) -> list[str]:
     from servicerobot.experiments.cm_language import goal_parts
 
     return goal_parts(goal) or []
+
+
+def test_a_split_without_a_domain_file_says_so(tmp_path):
+    from servicerobot.errors import ServiceRobotError
+    from servicerobot.experiments.cm_language import cm_context
+
+    root = _dataset(tmp_path, [5])
+    find_domain_file(root, "general").unlink()
+    (root / "general-domain.pddl").mkdir()  # a folder where the file should be: not a domain
+    inst = read_split(root, "general")[0]
+    assert inst.domain_file is None and inst.domain_world() is None
+    with pytest.raises(ServiceRobotError, match="ships no domain file for split general"):
+        cm_context(inst)

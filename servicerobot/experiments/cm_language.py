@@ -38,6 +38,10 @@ def cm_context(instance):
     from servicerobot.scenes.household import household_domain
 
     dw = instance.domain_world()
+    if dw is None:
+        raise ServiceRobotError(f"{instance.key}: the dataset ships no domain file for split {instance.split} "
+                                f"(looked for {instance.split.replace('_', '-')}-domain.pddl, {instance.split}.pddl "
+                                "and a domain file in the split folder; see cm_domain.find_domain_file)")
     world = instance.world()
     household = household_domain().types
     entities: dict[str, dict] = {}
