@@ -25,7 +25,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from servicerobot.errors import DependencyNotInstalled, ServiceRobotError
+from servicerobot.errors import DependencyNotInstalled, ServiceRobotError, install_hint
 from servicerobot.files import write_atomic
 
 __all__ = [
@@ -58,7 +58,7 @@ LOCAL_LLM_URL_VAR = "SERVICEROBOT_LOCAL_LLM_URL"  # the served URL(s, comma-sepa
 # context is full (one took the whole 300 s timeout while the server kept generating for nobody).
 ANSWER_TOKENS = 400
 WORKER_VAR = "SERVICEROBOT_WORKER"  # which worker of the experiment runner's pool a process is (0, 1, ...)
-_EXTRA = 'pip install "servicerobot[local-llm]"'
+_EXTRA = install_hint("local-llm")
 # The compact requests' schema titles: each kind gets its own model context on the server, so its system
 # prompt and few-shot turns stay evaluated between calls (`servicerobot.language.slot_server`).
 SLOTS = ("kind", "query_graph", "update", "goal", "entities")

@@ -1,7 +1,7 @@
 """`OpenAIModel`: a `LanguageModel` for the OpenAI API and OpenAI-compatible servers (vLLM, Ollama, llama.cpp).
 
 The `openai` package is imported when a model is built, not when this module is imported; without it
-`DependencyNotInstalled` says to `pip install "servicerobot[llm]"`. Structured output asks for a JSON
+`DependencyNotInstalled` says how to install the `llm` extra. Structured output asks for a JSON
 schema first and falls back to JSON mode, then to plain text with the schema in the prompt, for servers
 that reject `json_schema`; the answer's JSON is always parsed from the text. Timeouts, broken
 connections, bodies that are not JSON, 429 and 5xx answers are retried with exponential backoff (a
@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from servicerobot.errors import DependencyNotInstalled
+from servicerobot.errors import DependencyNotInstalled, install_hint
 from servicerobot.language.answers import AnswerFormatError, parse_json_answer
 from servicerobot.language.base import Completion, LanguageModelError, Message, Scored, Usage
 
@@ -40,7 +40,7 @@ def _import_openai():
         import openai
     except ImportError as exc:
         raise DependencyNotInstalled(
-            'OpenAIModel needs the openai package: pip install "servicerobot[llm]"') from exc
+            f"OpenAIModel needs the openai package: {install_hint('llm')}") from exc
     return openai
 
 
