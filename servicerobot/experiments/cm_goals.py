@@ -92,25 +92,15 @@ def _classes_of(world, name: str) -> set[str]:
     return out | {c[:-1] for c in out if c.endswith("s")}
 
 
-def _things(dw, world, classes) -> list[str]:
+def _things(dw, world, classes, of_type: str | None = None) -> list[str]:
+    """The scene's things of these classes (of the domain type `of_type` or a subtype, when given)."""
     want = set(classes)
-    return sorted(n for n in dw.objects if n not in dw.rooms and n != dw.robot and _classes_of(world, n) & want)
+    return sorted(n for n in dw.objects if n not in dw.rooms and n != dw.robot and _classes_of(world, n) & want
+                  and (of_type is None or dw.domain.types.is_subtype(dw.objects[n], of_type)))
 
 
 def _rooms(dw, category: str) -> list[str]:
     return sorted(r for r, c in dw.rooms.items() if c == category)
-
-
-def _pick(dw, world, classes, room: str | None) -> str | None:
-    found = _things(dw, world, classes)
-    if room:
-        there = [n for n in found if dw.room_of.get(n) in _rooms(dw, room)]
-        found = there or found
-    return found[0] if found else None
-
-
-def _unary(dw, role: str) -> str | None:
-    return dw.roles.get(role)
 
 
 def _relation(dw, item: str, target: str) -> str | None:
@@ -153,7 +143,7 @@ def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], lis
     inside = {a.args for a in dw.init if a.predicate == contain} if contain else set()
     for c in clauses:
         if isinstance(c, Put):
-            target = _pick(dw, world, c.target, c.room)
+            target = next(iter(_targets(dw, world, c.target, c.room)), None)
             where = f"{c.target[0].replace('_', ' ')}" + (f" in the {c.room.replace('_', ' ')}" if c.room else "")
             things = _things(dw, world, c.classes)
             if c.each:
@@ -200,21 +190,20 @@ def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], lis
                 things = things[:c.count]
             lits += [f"({loc} {t} {rooms[0]})" for t in things]
         elif isinstance(c, Make):
-            pred = _unary(dw, c.role)
+            pred = dw.roles.get(c.role)
             if pred is None:
                 dropped.append(f"the domain has no predicate for {c.role}")
                 continue
             ptype = dw.domain.predicates[pred].params[0][1]
             if c.each:
                 for k in c.classes:
-                    found = [n for n in _things(dw, world, (k,)) if dw.domain.types.is_subtype(dw.objects[n], ptype)]
+                    found = _things(dw, world, (k,), ptype)
                     if found:
                         lits.append(f"({pred} {found[0]})")
                     else:
                         dropped.append(f"no {k.replace('_', ' ')} in the scene that can be {c.role}")
             else:
-                found = [n for n in _things(dw, world, c.classes) if dw.domain.types.is_subtype(dw.objects[n], ptype)]
-                lits += [f"({pred} {n})" for n in found]
+                lits += [f"({pred} {n})" for n in _things(dw, world, c.classes, ptype)]
         elif isinstance(c, Floors):
             pred = _room_predicate(dw, ("clean", "floor"))
             if pred is None:
@@ -233,7 +222,7 @@ def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], lis
                     dropped.append(f"no {k} in the scene to empty")
                 lits += [f"(not ({contain} {x} {b}))" for x, b in sorted(inside) if b in boxes]
         elif isinstance(c, PutBack):
-            into = _pick(dw, world, (c.into,), None) if c.into else None
+            into = next(iter(_targets(dw, world, (c.into,), None)), None) if c.into else None
             if c.into and into is None:
                 dropped.append(f"no {c.into} in the scene to put things into")
                 continue
@@ -243,7 +232,7 @@ def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], lis
                     if b in boxes:
                         lits.append(f"({contain} {x} {into or b})")
         elif isinstance(c, Recycle):
-            pred = _unary(dw, "discarded")
+            pred = dw.roles.get("discarded")
             for item, bin_class in c.bins:
                 for n in _things(dw, world, (item,)):
                     if not _things(dw, world, (bin_class,)):

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from servicerobot.envs.context_matters.type_meaning import choose_type, item_root, name_words, type_glosses
 from servicerobot.errors import SceneError
 from servicerobot.pddl import Atom, Domain
 
@@ -48,10 +49,6 @@ _STATE_TRUE_WORDS = {  # a unary predicate's words -> which scene objects it sta
     "closed": "always", "shut": "always", "empty": "empty",
 }
 _DISCARDED = ("thrashed", "trashed", "discarded", "disposed", "thrown", "binned", "in-trash", "throwed")
-
-
-def _words(name: str) -> list[str]:
-    return [w for w in re.split(r"[-_\s]+", name.lower()) if w]
 
 
 def _split_key(split: str) -> str:
@@ -81,13 +78,13 @@ def find_domain_file(root: str | Path, split: str) -> Path | None:
     for path in [root / n for n in names] + [folder / n for n in names] + [folder / "domain.pddl"]:
         if path.is_file():
             return path
-    want = _words(split)
+    want = name_words(split)
     for where in (root, folder):
         if not where.is_dir():
             continue
         for path in sorted(where.glob("*.pddl")):
             name = _domain_name(path) if path.is_file() else None
-            if name and [w for w in _words(name) if w != "domain"] == want:
+            if name and [w for w in name_words(name) if w != "domain"] == want:
                 return path
     return None
 
@@ -242,8 +239,6 @@ def domain_world(world, domain: Domain, text: str = "", scorer=None) -> DomainWo
     Raises:
         SceneError: the domain has no type for rooms or for the robot, so no problem can be written.
     """
-    from servicerobot.envs.context_matters.type_meaning import choose_type, type_glosses
-
     room_type = _find_type(domain, ("room", "location", "place", "area"))
     robot_type = _find_type(domain, ("robot", "agent"))
     if room_type is None or robot_type is None:
@@ -251,10 +246,10 @@ def domain_world(world, domain: Domain, text: str = "", scorer=None) -> DomainWo
                          f"(robot/agent); its types are {sorted(domain.types.types)}")
     types = domain.types
     excluded = {room_type, robot_type, "object"} | set(types.ancestors(room_type)) | set(types.ancestors(robot_type))
-    glosses = type_glosses(domain)
+    glosses, root = type_glosses(domain), item_root(domain, excluded)
     objects = {r: room_type for r in world.rooms}
     objects[world.robot] = robot_type
-    refused, typing, by_class, class_typing_rooms = {}, {}, {}, {}
+    refused, typing, by_class, roomless = {}, {}, {}, set()
     dirty_things = {a.args[0] for a in world.init if a.predicate == "dirty"}
     wet_things = {a.args[0] for a in world.init if a.predicate == "wet"}
     # every scene object, also those the household world leaves out (a chair: "seating"): the split's domain
@@ -269,12 +264,12 @@ def domain_world(world, domain: Domain, text: str = "", scorer=None) -> DomainWo
             continue
         if not obj.room:
             refused[name] = "the scene puts it in no room"
-            class_typing_rooms.setdefault(obj.class_, name)
+            roomless.add(obj.class_)
             continue
         key = (obj.class_, htype, name in dirty_things)
         if key not in by_class:  # the decision is made per class (and state), not per object
-            by_class[key] = choose_type(domain, glosses, obj, htype, excluded=excluded, dirty=key[2],
-                                        scorer=scorer)
+            by_class[key] = choose_type(domain, glosses, obj, htype, excluded=excluded, root=root,
+                                        dirty=key[2], scorer=scorer)
         choice = by_class[key]
         if choice.type is None:
             refused[name] = choice.why
@@ -283,7 +278,7 @@ def domain_world(world, domain: Domain, text: str = "", scorer=None) -> DomainWo
     class_typing = {}
     for (class_, _, _), choice in sorted(by_class.items(), key=lambda kv: kv[0][0]):
         class_typing.setdefault(class_, {"type": choice.type, "how": choice.how, "why": choice.why})
-    for class_ in class_typing_rooms:
+    for class_ in sorted(roomless):
         class_typing.setdefault(class_, {"type": None, "how": "refused", "why": "the scene puts it in no room"})
     stated = {n: c for n, c in _stated_containers(world).items() if n in objects and c in objects}
     room_of = {n: o.room for n, o in world.objects.items() if n in objects and o.room}
@@ -301,21 +296,18 @@ def domain_world(world, domain: Domain, text: str = "", scorer=None) -> DomainWo
     def fits(name: str, param_type: str) -> bool:
         return name in objects and types.is_subtype(objects[name], param_type)
 
-    contained: set[str] = set()
-    for role, names, household in (("support", _SUPPORT, "on"), ("contain", _CONTAIN, "inside")):
+    for role, names in (("support", _SUPPORT), ("contain", _CONTAIN)):
         pred = _role_predicate(domain, names, 2)
-        if pred is None:
-            continue
-        roles[role] = pred
-        (_, t1), (_, t2) = domain.predicates[pred].params
-        # only what the dataset states (`book into the shelf`); where the household world happened to put
-        # a thing is not carried over: CM's scenes place objects in rooms, not on or in anything
-        for item, place in (stated.items() if role == "contain" else ()):
-            if fits(item, t1) and fits(place, t2):
-                init.add(Atom(pred, (item, place)))
-                if role == "contain":
-                    contained.add(place)
+        if pred is not None:
+            roles[role] = pred
+    # only what the dataset states (`book into the shelf`) is inside something; where the household world
+    # happened to put a thing is not carried over: CM's scenes place objects in rooms, not on or in anything
+    if "contain" in roles:
+        (_, t1), (_, t2) = domain.predicates[roles["contain"]].params
+        init.update(Atom(roles["contain"], (item, place)) for item, place in stated.items()
+                    if fits(item, t1) and fits(place, t2))
     placed = {a.args[0] for a in init}
+    contained = {a.args[1] for a in init}
     loc = _role_predicate(domain, _LOCATION, 2)
     if loc is not None and types.is_subtype(room_type, domain.predicates[loc].params[1][1]):
         roles["location"] = loc
@@ -336,7 +328,7 @@ def domain_world(world, domain: Domain, text: str = "", scorer=None) -> DomainWo
     for p, decl in domain.predicates.items():
         if len(decl.params) != 1 or p in (free, discarded) or p in derived:
             continue
-        words = _words(p)
+        words = name_words(p)
         meaning = next((_STATE_TRUE_WORDS[w] for w in reversed(words) if w in _STATE_TRUE_WORDS), None)
         if meaning is None:
             continue

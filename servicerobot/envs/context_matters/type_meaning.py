@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from servicerobot.pddl import Domain
 
-__all__ = ["CONCEPT_WORDS", "TypeChoice", "choose_type", "item_root", "type_glosses"]
+__all__ = ["CONCEPT_WORDS", "TypeChoice", "choose_type", "item_root", "name_words", "type_glosses"]
 
 # Everyday concepts and the words that say them, on either side (a type's name or actions, an object's words).
 CONCEPT_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
@@ -60,7 +60,8 @@ _SYNONYMS = {
 }
 
 
-def _words(name: str) -> list[str]:
+def name_words(name: str) -> list[str]:
+    """The words of a PDDL or class name: `washing-machine` -> washing, machine; `cola_can` -> cola, can."""
     return [w for w in re.split(r"[-_\s]+", name.lower()) if w]
 
 
@@ -89,9 +90,9 @@ def type_glosses(domain: Domain) -> dict[str, TypeGloss]:
     for t in domain.types.types:
         if t == "object":
             continue
-        words = frozenset(_words(t))
+        words = frozenset(name_words(t))
         acts = tuple(sorted(set(takes.get(t, ()))))
-        action_words = {w for a in acts for w in _words(a)}
+        action_words = {w for a in acts for w in name_words(a)}
         out[t] = TypeGloss(words, frozenset(_concepts(words)), frozenset(_concepts(action_words)), acts)
     return out
 
@@ -100,7 +101,7 @@ def item_root(domain: Domain, excluded: Iterable[str] = ()) -> str | None:
     """The domain's type for things the robot holds: the most general type whose name says so (`grabbable`),
     else the type of the held thing in a two-argument `holding`-like predicate."""
     excluded = set(excluded)
-    named = [t for t in domain.types.types if t not in excluded and set(_words(t)) & set(_ITEM_WORDS)]
+    named = [t for t in domain.types.types if t not in excluded and set(name_words(t)) & set(_ITEM_WORDS)]
     if named:
         return min(named, key=lambda t: (len(domain.types.ancestors(t)), t))
     for p, decl in domain.predicates.items():
@@ -121,7 +122,7 @@ class TypeChoice:
 def object_gloss(obj, household_type: str, dirty: bool) -> tuple[set[str], dict[str, float]]:
     """(the object's words, its concepts with weights): class and base words with synonyms; concepts from
     those words, its household type, its dirt, and rubbish (weighted double) when it is discardable."""
-    words = set(_words(obj.class_)) | set(_words(getattr(obj, "base", "") or ""))
+    words = set(name_words(obj.class_)) | set(name_words(getattr(obj, "base", "") or ""))
     for w in list(words):
         words.update(_SYNONYMS.get(w, ()))
         if w.endswith("s") and len(w) > 3:
@@ -150,10 +151,9 @@ def _discardable(obj) -> bool:
 
 
 def choose_type(domain: Domain, glosses: dict[str, TypeGloss], obj, household_type: str, *, excluded: set[str],
-                dirty: bool = False, scorer=None) -> TypeChoice:
+                root: str | None, dirty: bool = False, scorer=None) -> TypeChoice:
     """The domain type of one scene object (see the module docstring); `excluded`: the room and robot types
-    and their ancestors, which no object takes."""
-    root = item_root(domain, excluded)
+    and their ancestors, which no object takes; `root`: the domain's `item_root` (None: it has none)."""
     is_item = household_type in ITEM_TYPES
     types = domain.types
     if is_item:
