@@ -116,20 +116,6 @@ def test_the_decision_weighs_the_end_of_the_turn_and_the_kinds():
     assert decompose.decide([short, long], [-4.6, -0.3], 1.0, 1.0) == 1  # the short one leaves out named kinds
 
 
-@pytest.fixture
-def url():
-    import os
-
-    from servicerobot.language.local_server import LOCAL_LLM_URL_VAR
-
-    value = os.environ.get(LOCAL_LLM_URL_VAR)
-    if not value:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{LOCAL_LLM_URL_VAR} is not set in CI: .ci/run must start `servicerobot llm serve`")
-        pytest.skip(f"no local model server ({LOCAL_LLM_URL_VAR} unset; start one with `servicerobot llm serve`)")
-    return value
-
-
 def test_the_local_model_says_which_kinds_setting_a_table_involves(url):
     """The real model's common sense: setting the table involves plates and forks, not the kite; the goal built
     from its answers put two of them on the dining table (three model calls beside the enumeration's)."""

@@ -7,23 +7,8 @@ step, so 20 steps and one attempt per update (no verifier retries) make 6 model 
 from __future__ import annotations
 
 import json
-import os
-
-import pytest
-
-from servicerobot.language.local_server import LOCAL_LLM_URL_VAR
 
 STEPS = 20  # the utterances are read at step 0; the rest shows the replayed plan acts the same
-
-
-@pytest.fixture
-def url():
-    value = os.environ.get(LOCAL_LLM_URL_VAR)
-    if not value:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{LOCAL_LLM_URL_VAR} is not set in CI: .ci/run must start `servicerobot llm serve`")
-        pytest.skip(f"no local model server ({LOCAL_LLM_URL_VAR} unset; start one with `servicerobot llm serve`)")
-    return value
 
 
 def _episode(interpreter, seed: int = 0) -> tuple[list[str], object]:
