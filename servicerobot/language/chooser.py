@@ -487,8 +487,7 @@ def _distinct(options: list, render) -> list:
     return out
 
 
-_COUNT_WORDS = {"two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-                "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}
+_COUNT_WORDS = {w: n for w, n in decompose.NUMBER_WORDS.items() if n > 1}  # the words that count several
 
 
 def counts(text: str) -> list[int]:

@@ -35,11 +35,11 @@ from servicerobot.language.interpreter import Context
 from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.pddl import Atom
 
-__all__ = ["Kind", "ask_kinds", "build", "coverage", "decide", "holds", "involved", "kinds", "pick", "quantity",
+__all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "coverage", "decide", "holds", "involved", "kinds", "pick", "quantity",
            "relation_keys", "rooms_of", "targets"]
 
-_NUMBERS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
-            "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}
+NUMBER_WORDS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
+                "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}
 _ALL = frozenset({"all", "every", "each", "any", "anything", "everything", "whatever", "nothing", "no"})
 _PEOPLE = re.compile(r"\b(?:for|we're|we are|of)\s+(\w+)\b(?!\s+(?:minute|hour|second|day)s?)|"
                      r"\b(\w+)\s+(?:people|persons|guests|places|settings|of us|diners)\b")
@@ -99,7 +99,7 @@ def _tokens(text: str) -> list[str]:
 
 
 def _number(word: str) -> int | None:
-    return _NUMBERS.get(word) or (int(word) if word.isdigit() and 0 < int(word) <= 20 else None)
+    return NUMBER_WORDS.get(word) or (int(word) if word.isdigit() and 0 < int(word) <= 20 else None)
 
 
 def quantity(text: str, noun: str) -> int | None:
