@@ -70,7 +70,7 @@ class Answers:
     def __init__(self, yes=(), liked=()):
         self.yes, self.liked, self.calls = set(yes), list(liked), []
 
-    def score(self, messages, answers, *, slot=None, beam=None) -> Scored:
+    def score(self, messages, answers, *, slot=None, beam=None, keep=()) -> Scored:
         self.calls.append({"slot": slot, "answers": list(answers)})
         out = []
         for a in answers:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -85,7 +86,8 @@ class ScoringModel(Protocol):
     name: str
 
     def score(self, messages: list[Message], answers: list[str], *, slot: str | None = None,
-              beam: int | None = None) -> Scored:
+              beam: int | None = None, keep: Sequence[int] = ()) -> Scored:
         """Log-probabilities of each answer as the assistant's reply (with `beam`, only of those a beam search
-        over the answers keeps; the others get empty lists); raise `LanguageModelError` on failure."""
+        over the answers keeps, and of those whose indices are in `keep`; the others get empty lists); raise
+        `LanguageModelError` on failure."""
         ...

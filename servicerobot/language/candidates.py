@@ -47,6 +47,7 @@ _SYNONYMS = {
     "pullover": ("sweater",), "controller": ("remote",), "clicker": ("remote",), "loaf": ("bread",),
     "yoghurt": ("yogurt",), "shelf": ("shelf", "bookshelf"), "table": ("table",), "desk": ("table", "desk"),
 }
+_TO_ME = re.compile(r"\b(?:to|bring|brings|fetch|get|getting|give|hand|pass|grab)\s+me\b")  # me, the receiver
 _SELF = frozenset({"my", "mine", "me", "i", "myself", "i'm", "i've", "im"})
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -100,7 +101,7 @@ def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
             if name_words and all(w in said for w in name_words):
                 score += 3.0
             elif typ == "person" and name.lower() == me:
-                score += 0.5
+                score += 2.0 if _TO_ME.search(text.lower()) else 0.5  # "bring it to me": the speaker is the target
         else:
             if noun and noun[-1] in said:
                 score += 2.0

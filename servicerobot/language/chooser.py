@@ -14,10 +14,11 @@ evaluation over the candidates' token trie) and keeps the most likely:
   (relation, object) ("the laptop on the desk, both books on the bookshelf and the pen in the drawers",
   `_unions`). Parts are ranked by their log-probability without the end of the turn, answers chosen by the
   whole with a lexical prior (`_UNNAMED`, `_MISSED`, `_CLAUSE`);
-  Then, decomposed (`servicerobot.language.decompose`, issue 34): the model says which kinds of things the
-  request involves (one call, yes/no per kind) and what should become true of each (one call); code builds
-  whole goals of any length from the answers ("two plates and two forks on the dining table" for "set the
-  table for two") and the model chooses among them and the answer above (one call, `decompose.decide`);
+  Decomposed too (`servicerobot.language.decompose`, issue 34): the model says which kinds of things the
+  request involves (yes/no per kind) and what should become true of each; code builds whole goals of any
+  length from the answers ("two plates and two forks on the dining table" for "set the table for two") and
+  the model chooses among them and the answer above (`decompose.decide`). Three calls per task: the kinds;
+  the singles and the kinds' relations; every joined and built answer;
 - updates: the changes of `candidates.delta_candidates` that agree with memory, then unions of the best few.
 
 With no candidate at all (nothing shown that the domain's actions can change) a task or an update goes to
@@ -63,6 +64,7 @@ _CLAUSES = 2  # ... for at most this many further clauses
 _GROUP_KEYS = 4  # (relation, object) keys whose things are grouped ("plates, forks and glasses on the table")
 _FULL = 64  # joined answers scored to their end (no beam) when at most this many
 _BEAM = 8  # partial answers kept at each branching of the candidates (None: score every candidate)
+_MAX_SEQ_KEPT = 48  # answers of a beam call scored to their end whatever the beam (the server's 64 sequences less the beam)
 # choosing between the enumerated and the built goals (`decompose.decide`): the weight of the end of the turn and of
 # how well a goal agrees with the model's answers about kinds; chosen on the dev sets' recorded candidates (36
 # CM-style instances, 50 paraphrased tasks: docs/local_model.md)
@@ -109,8 +111,8 @@ class ChoosingInterpreter:
             scored in full, ~10x the tokens).
         decompose: build whole goals from the model's answers about kinds and relations (`decompose`), and
             choose between them and the enumerated answer with `end_weight` and `kind_weight`.
-        joins: also score conjunctions, groups and unions of the enumerated answers (two calls; without them
-            and with `decompose`, a task takes 4-5 calls instead of 6-7).
+        joins: also offer conjunctions, groups and unions of the enumerated answers (in the third call, beside
+            the built goals).
     """
 
     def __init__(self, model: ScoringModel, generator=None, *, max_facts: int = 16,
@@ -140,12 +142,14 @@ class ChoosingInterpreter:
         return self._token_scores(kind, messages, answers).totals()
 
     def _token_scores(self, kind: str, messages: list, answers: list[str], full: bool = False,
-                      slot: str | None = None) -> Scored:
+                      slot: str | None = None, keep: Sequence[int] = ()) -> Scored:
         """Each answer's log-probability per token, the end of the turn last ([] for one the beam cut); `full`:
         every answer scored to its end (no beam), for the few long joined answers whose shared beginnings a
         beam would cut before the part that tells them apart."""
         beam = self.beam if self.beam is not None and len(answers) > self.beam and not full else None
-        scored = self.model.score(messages, answers, slot=slot or SCHEMA_TITLES[kind], beam=beam)
+        keep = [i for i in keep if i < len(answers)] if beam is not None else []
+        scored = (self.model.score(messages, answers, slot=slot or SCHEMA_TITLES[kind], beam=beam, keep=keep) if keep
+                  else self.model.score(messages, answers, slot=slot or SCHEMA_TITLES[kind], beam=beam))
         self.usage.add(scored.usage)
         self.calls.append({"kind": kind, "candidates": len(answers), "seconds": round(scored.seconds, 3),
                            "tokens": scored.prompt_tokens + scored.candidate_tokens})
@@ -175,87 +179,110 @@ class ChoosingInterpreter:
         return [options[i] for i in sorted(order[:self.max_candidates])]
 
     def interpret_task(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> str:
-        """The likeliest goal among the enumerated ones, conjunctions of the best few, groups and unions, said
-        in English."""
+        """The likeliest goal among the enumerated ones, conjunctions of the best few, groups, unions and whole
+        goals built from the model's answers about kinds and relations, said in English; three scoring calls.
+
+        1. which kinds of things the request involves (`decompose.ask_kinds`, yes/no per kind);
+        2. the enumerated single goals (beam search; those only about things the words name scored to their
+           end) and each involved kind's relations and states (to their end), in one call;
+        3. the joined answers: conjunctions, groups and unions of the best singles and the goals
+           `decompose.build` makes from the answers of 1 and 2, beside the best single; the best of the
+           enumeration's answers by the lexical prior, then between it and the built goals by `decompose.decide`.
+        """
         rel = relevance(context, text, speaker)
         view = prompt_view(context, text, speaker, self.max_facts, rel)
         named_rooms = _named_rooms(context, rel)
-        say = Verbalizer(context.entities, view[1], context.domain, rooms=named_rooms)
-        messages = english_messages("task", text, speaker, view, say)
         options = goal_candidates(context, view[1], asked=_asked(context, view[1], rel))
+        refused = " ".join(feedback)
         if feedback:  # a goal the planner or parser refused: never offer it again
-            refused = " ".join(feedback)
             options = [g for g in options if g not in refused] or options
         if not options:
             return self._generate("interpret_task", text, speaker, context, feedback)
         options = self._ranked(options, _args, rel)
+        found, chosen, places = self._kinds(text, speaker, context, rel, named_rooms)  # call 1
+        names = sorted(set(view[1]) | set(places) | {n for k in chosen for n in k.names}) if chosen else view[1]
+        say = Verbalizer(context.entities, names, context.domain, rooms=named_rooms)
+        messages = english_messages("task", text, speaker, (view[0], names), say)
         render = lambda goal: _DONE + say.goal(goal)
         options = _distinct(options, render)
         unnamed = lambda goal: _unnamed(goal, rel, context, say)
         named = _named_kinds(rel, context, say, text)
         missed = lambda goal: len(named - _covered(goal, context, say))
+        ninf = float("-inf")
 
-        def choose(candidates: list[str], full: bool = False) -> tuple[str, float, list[float], list[float]]:
-            """The best candidate, its score, every candidate's score, and every candidate's part score.
-
-            A score is the model's log-probability, less a prior against kinds of things the words do not
-            name and against leaving out kinds they do name, plus an allowance for each further clause
-            (saying more costs the model tokens even where the words ask for it). A part score leaves out the
-            end of the turn and the priors about what is left out: how right the answer is as far as it
-            goes ("the laptop is on the desk" is right but the model expects more after it), which ranks the
-            parts that groups and unions are built from."""
-            tokens = self._token_scores("task", messages, [render(g) for g in candidates], full).logprobs
-            ninf = float("-inf")
+        def scores_of(goals: Sequence[str], tokens: Sequence[Sequence[float]]) -> tuple[list[float], list[float]]:
+            """Each goal's score and part score. A score is the model's log-probability, less a prior against
+            kinds of things the words do not name and against leaving out kinds they do name, plus an
+            allowance for each further clause (saying more costs the model tokens even where the words ask for
+            it). A part score leaves out the end of the turn and the priors about what is left out: how right
+            the answer is as far as it goes ("the laptop is on the desk" is right but the model expects more
+            after it), which ranks the parts that groups and unions are built from."""
             prior = lambda g: -_UNNAMED * unnamed(g) - _MISSED * missed(g) + _CLAUSE * min(_clauses(g) - 1, _CLAUSES)
-            scores = [sum(t) + prior(g) if t else ninf for g, t in zip(candidates, tokens)]
-            parts = [sum(t[:-1]) - _UNNAMED * unnamed(g) if t else ninf for g, t in zip(candidates, tokens)]
-            i = max(range(len(candidates)), key=lambda j: scores[j])
-            return candidates[i], scores[i], scores, parts
+            return ([sum(t) + prior(g) if t else ninf for g, t in zip(goals, tokens)],
+                    [sum(t[:-1]) - _UNNAMED * unnamed(g) if t else ninf for g, t in zip(goals, tokens)])
 
-        best, best_lp, totals, part_lps = choose(options)
-        # answers only about things the words name that the beam cut: scored to their end, so that their
-        # relation and object can still be grouped and joined ("the pen in the chest of drawers")
-        cut = [i for i, lp in enumerate(totals) if lp == float("-inf") and not unnamed(options[i])][:_FULL]
-        if cut:
-            _, _, again, again_parts = choose([options[i] for i in cut], full=True)
-            for i, lp, part in zip(cut, again, again_parts):
-                totals[i], part_lps[i] = lp, part
-            best_i = max(range(len(options)), key=lambda i: totals[i])
-            best, best_lp = options[best_i], totals[best_i]
-        order = sorted(range(len(options)), key=lambda i: -part_lps[i])
-        top = [options[i] for i in order[:_CONJOIN_FROM] if part_lps[i] > float("-inf")]
-        parts = {options[i]: part_lps[i] for i in order}
-        groups = _groups(parts, say, counts(text), named, context, named_rooms)
-        conjunctions = _distinct([c for c in _conjunctions(top, _kept_true(context, top)) + groups
-                                  if c not in parts], render)
-        if not conjunctions or not self.joins:
-            return self._decomposed(text, speaker, context, rel, view, named_rooms, best, feedback)
-        both, both_lp, both_totals, both_parts = choose(conjunctions, full=len(conjunctions) <= _FULL)
-        parts.update(zip(conjunctions, both_parts))
-        wholes = dict(zip(options, totals)) | dict(zip(conjunctions, both_totals))
-        if both_lp > best_lp:
-            best, best_lp = both, both_lp
-        # what is asked of several kinds of things at once: the best answer about each (relation, object)
-        # joined ("the laptop on the desk, both books on the shelf and the pen in the drawers")
-        scored = {g: lp for g, lp in parts.items() if lp > float("-inf")}
-        unions = _distinct([u for u in _unions(scored, wholes) if u not in parts], render)
-        if unions:
-            union, union_lp, _, _ = choose(unions, full=len(unions) <= _FULL)
-            if union_lp > best_lp:
-                best = union
-        return self._decomposed(text, speaker, context, rel, view, named_rooms, best, feedback)
+        # call 2: the singles (beam; answers only about named things kept to their end, so that their relation
+        # and object can still be grouped and joined) and each kind's relations
+        where = decompose.rooms_of(context)
+        asked = [(kind, key, decompose.pick(context, kind, key, lits, rel, where, named_rooms))
+                 for kind in chosen for key, lits in kind.keys.items()]
+        joined_of = lambda lits: f"(and {' '.join(lits)})" if len(lits) > 1 else lits[0]
+        asked = [a for a in asked if not refused or joined_of(a[2]) not in refused][:_MAX_SEQ_KEPT]
+        relation_goals = [joined_of(lits) for _, _, lits in asked]
+        room = _MAX_SEQ_KEPT - len(asked)
+        keep = [i for i, g in enumerate(options) if not unnamed(g)][:room]
+        keep += [len(options) + j for j in range(len(asked))]
+        tokens = self._token_scores("task", messages, [render(g) for g in options + relation_goals], keep=keep).logprobs
+        totals, part_lps = scores_of(options, tokens[:len(options)])
+        best_i = max(range(len(options)), key=lambda i: totals[i])
+        best = options[best_i]
+        for kind in chosen:  # each kind's likeliest relation, its end of turn left out (more parts may follow)
+            mine = [(sum(t[:-1]) if t else ninf, key) for (k, key, _), t in zip(asked, tokens[len(options):]) if k is kind]
+            kind.best = max(mine)[1] if mine else None
+        chosen = [k for k in chosen if k.best is not None]
+        joined: list[str] = []
+        if self.joins:
+            order = sorted(range(len(options)), key=lambda i: -part_lps[i])
+            top = [options[i] for i in order[:_CONJOIN_FROM] if part_lps[i] > ninf]
+            parts = {options[i]: part_lps[i] for i in order}
+            groups = _groups(parts, say, counts(text), named, context, named_rooms)
+            joined = [c for c in _conjunctions(top, _kept_true(context, top)) + groups if c not in parts]
+            # what is asked of several kinds of things at once: the best answer about each (relation, object)
+            # joined ("the laptop on the desk, both books on the shelf and the pen in the drawers")
+            scored = {g: lp for g, lp in parts.items() if lp > ninf}
+            joined += [u for u in _unions(scored, dict(zip(options, totals))) if u not in parts and u not in joined]
+        built = [g for g in decompose.build(context, chosen, rel, named_rooms, text)
+                 if not refused or g not in refused] if chosen else []
+        finals = _distinct([best] + joined + built, render)
+        if self.decomposition:
+            self.decomposition.update(keys={k.label(): k.best for k in chosen}, finals=finals)
+        if len(finals) == 1:
+            return best
+        # call 3: every joined and built answer (and the best single again: its score is the same as before)
+        full = len(finals) <= _FULL
+        kept = [] if full else [0] + [i for i, g in enumerate(finals) if g in built][:_MAX_SEQ_KEPT - 1]
+        tokens = self._token_scores("task", messages, [render(g) for g in finals], full=full, keep=kept).logprobs
+        final_totals, _ = scores_of(finals, tokens)
+        enumerated = [i for i, g in enumerate(finals) if g not in built or g == best]
+        first = max(enumerated, key=lambda i: final_totals[i])
+        if not built:
+            return finals[first]
+        among = [first] + [i for i, g in enumerate(finals) if g in built and i != first]
+        fit = [decompose.coverage(finals[i], found, context) for i in among]
+        self.decomposition.update(scores=[(round(sum(tokens[i][:-1]), 3), round(tokens[i][-1], 3)) if tokens[i] else None
+                                          for i in among], fit=[round(f, 3) for f in fit])
+        return finals[among[decompose.decide([tokens[i] for i in among], fit, self.end_weight, self.kind_weight)]]
 
-    def _decomposed(self, text: str, speaker: str, context: Context, rel: dict[str, float],
-                    view: tuple[list[Atom], list[str]], rooms: list[str], best: str, feedback: Sequence[str]) -> str:
-        """`best` or a whole goal built from the model's answers to the request's small questions
-        (`decompose`): which kinds of things it involves (one call), what should become true of each and where
-        (one call), then the choice among the built goals and `best` (one call, `decompose.decide`)."""
+    def _kinds(self, text: str, speaker: str, context: Context, rel: dict[str, float],
+               rooms: list[str]) -> tuple[list, list, list[str]]:
+        """The kinds of things in the scene, those the request involves (the model's yes/no per kind, one
+        call) with their relations and states over the places it may name, and those places."""
         self.decomposition = {}
         if not self.decompose:
-            return best
+            return [], [], []
         found = decompose.kinds(context, text, rel)
         if not found:
-            return best
+            return [], [], []
         decompose.ask_kinds(lambda m, a: self._token_scores("task", m, a, full=True, slot="entities").logprobs,
                             text, speaker, found)
         chosen = decompose.involved(found)
@@ -265,32 +292,7 @@ class ChoosingInterpreter:
         places = decompose.targets(context, rel, person, rooms, exclude=[n for k in chosen for n in k.names])
         for kind in chosen:
             kind.keys = decompose.relation_keys(context, kind, places)
-        chosen = [k for k in chosen if k.keys]
-        if not chosen:
-            return best
-        names = sorted(set(view[1]) | set(places) | {n for k in chosen for n in k.names})
-        say = Verbalizer(context.entities, names, context.domain, rooms=rooms)
-        messages = english_messages("task", text, speaker, (view[0], names), say)
-        render = lambda goal: _DONE + say.goal(goal)
-        where = decompose.rooms_of(context)
-        asked = [(kind, key, decompose.pick(context, kind, key, lits, rel, where, rooms))
-                 for kind in chosen for key, lits in kind.keys.items()]
-        tokens = self._token_scores("task", messages, [render(f"(and {' '.join(lits)})" if len(lits) > 1 else lits[0])
-                                                       for _, _, lits in asked], full=True).logprobs
-        for kind in chosen:  # each kind's likeliest relation, its end of turn left out (more parts may follow)
-            mine = [(sum(t[:-1]) if t else float("-inf"), key) for (k, key, _), t in zip(asked, tokens) if k is kind]
-            kind.best = max(mine)[1]
-        refused = " ".join(feedback)
-        built = [g for g in decompose.build(context, chosen, rel, rooms, text) if not refused or g not in refused]
-        finals = _distinct([best] + built, render)
-        self.decomposition.update(keys={k.label(): k.best for k in chosen}, finals=finals)
-        if len(finals) == 1:
-            return best
-        tokens = self._token_scores("task", messages, [render(g) for g in finals], full=True).logprobs
-        fit = [decompose.coverage(g, found, context) for g in finals]
-        self.decomposition.update(scores=[(round(sum(t[:-1]), 3), round(t[-1], 3)) if t else None for t in tokens],
-                                  fit=[round(f, 3) for f in fit])
-        return finals[decompose.decide(tokens, fit, self.end_weight, self.kind_weight)]
+        return found, [k for k in chosen if k.keys], places
 
     def interpret_update(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> Delta:
         """The likeliest change among the enumerated ones and unions of the best few."""

@@ -17,7 +17,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from servicerobot.errors import DependencyNotInstalled, install_hint
@@ -206,7 +206,7 @@ class OpenAIModel:
         return self._completion(response, schema)
 
     def score(self, messages: list[Message], answers: list[str], *, slot: str | None = None,
-              beam: int | None = None) -> Scored:
+              beam: int | None = None, keep: Sequence[int] = ()) -> Scored:
         """Log-probabilities of each answer as the whole assistant reply, from a server with servicerobot's
         `POST /v1/score` (`servicerobot llm serve`); with `slots`, scored in the context of `slot`.
 
@@ -219,6 +219,8 @@ class OpenAIModel:
                 "messages": [dict(m) for m in messages], "answers": list(answers)}
         if beam is not None:
             body["beam"] = int(beam)
+            if keep:
+                body["keep"] = sorted({int(i) for i in keep})
         t0 = time.perf_counter()
         data = self._request(body, call=lambda: self._client.post("/score", body=body, cast_to=object))
         logprobs = data.get("logprobs") if isinstance(data, dict) else None

@@ -221,20 +221,28 @@ class CandidateScorer:
             llama_cpp.llama_memory_seq_keep(memory, 0)
         return Scored(out, evaluated, nodes_total)
 
-    def search_tokens(self, prompt: list[int], candidates: Sequence[Sequence[int]], beam: int) -> Scored:
+    def search_tokens(self, prompt: list[int], candidates: Sequence[Sequence[int]], beam: int,
+                      keep: Sequence[int] = ()) -> Scored:
         """Like `score_tokens`, but only the `beam` likeliest partial answers go on at each branching of the
         candidates' trie (a beam search constrained to the candidates); a candidate pruned on the way gets an
         empty list. Chains of tokens without a branching are evaluated in one step, so a call costs about
-        `beam` x the candidates' length in tokens and one decode per branching depth."""
+        `beam` x the candidates' length in tokens and one decode per branching depth. The candidates whose
+        indices are in `keep` are never pruned (scored to their end in the same call)."""
         import llama_cpp
 
         if beam < 1:
             raise ValueError(f"beam must be >= 1, got {beam}")
+        keep = sorted({int(i) for i in keep})
+        if keep and (keep[0] < 0 or keep[-1] >= len(candidates)):
+            raise ValueError(f"keep holds answer indices from 0 to {len(candidates) - 1}, got {keep[0]}..{keep[-1]}")
+        if beam + len(keep) > _MAX_SEQ:
+            raise ValueError(f"beam + kept answers must be at most {_MAX_SEQ}, got {beam} + {len(keep)}")
         if len(prompt) + 1 >= self.n_ctx:
             raise ValueError(f"the prompt has {len(prompt)} tokens; the scoring context holds {self.n_ctx}")
         evaluated = self._eval_prompt(prompt)
         start = len(prompt)
         trie = TokenTrie(candidates)
+        kept = {id(n) for i in keep for n in trie.paths[i]}  # nodes on a kept answer's path
         memory = self._ctx.memory
         node_lp: dict[int, float] = {}  # id(node) -> log-probability of its token after its parent
         finished: list[tuple[float, _Node]] = []
@@ -243,7 +251,7 @@ class CandidateScorer:
         for lp, kid, _ in frontier:
             node_lp[id(kid)] = lp
         nodes_total = 0
-        free = list(range(beam, 0, -1))  # sequence ids for the paths (0 is the prompt)
+        free = list(range(beam + len(keep), 0, -1))  # sequence ids for the paths (0 is the prompt)
         while frontier:
             live = []
             for cum, node, parent_seq in frontier:
@@ -253,9 +261,10 @@ class CandidateScorer:
                     live.append((cum, node, parent_seq))
             live.sort(key=lambda e: -e[0])
             finished.sort(key=lambda e: -e[0])
-            if finished and live and finished[0][0] >= live[0][0] and len(finished) >= min(4, len(candidates)):
+            if finished and live and finished[0][0] >= live[0][0] and len(finished) >= min(4, len(candidates)) \
+                    and not any(id(e[1]) in kept for e in live):
                 break  # no live path can beat the best finished ones: log-probabilities only fall
-            live = live[:beam]
+            live = live[:beam] + [e for e in live[beam:] if id(e[1]) in kept]
             if not live:
                 break
             # give each path a sequence holding its prefix: the first child of a parent keeps the parent's
@@ -307,13 +316,15 @@ class CandidateScorer:
             out.append([node_lp[id(n)] for n in path] if path and all(id(n) in node_lp for n in path) else [])
         return Scored(out, evaluated, nodes_total)
 
-    def score(self, messages: Sequence[dict], answers: Sequence[str], beam: int | None = None) -> Scored:
+    def score(self, messages: Sequence[dict], answers: Sequence[str], beam: int | None = None,
+              keep: Sequence[int] = ()) -> Scored:
         """Log-probabilities of each answer (then the end of the turn) as the assistant's reply to `messages`;
-        with `beam`, by the constrained beam search of `search_tokens` (pruned answers get empty lists)."""
+        with `beam`, by the constrained beam search of `search_tokens` (pruned answers get empty lists, except
+        those in `keep`)."""
         prompt = self.tokenize(self.prompt_text(messages))
         candidates = [self.tokenize(a) + [self.end_of_turn] for a in answers]
         if beam is not None:
-            return self.search_tokens(prompt, candidates, beam)
+            return self.search_tokens(prompt, candidates, beam, keep)
         return self.score_tokens(prompt, candidates)
 
     def close(self) -> None:
@@ -341,13 +352,14 @@ class InProcessScorer:
         self.name = f"local:{self.llama.metadata.get('general.name', model_path)}"
         self._scorers: dict[str | None, CandidateScorer] = {}
 
-    def score(self, messages, answers, *, slot: str | None = None, beam: int | None = None) -> Scored:
+    def score(self, messages, answers, *, slot: str | None = None, beam: int | None = None,
+              keep: Sequence[int] = ()) -> Scored:
         import time
 
         scorer = self._scorers.get(slot)
         if scorer is None:
             scorer = self._scorers[slot] = CandidateScorer(self.llama, n_ctx=self.n_ctx, threads=self.threads)
         t0 = time.perf_counter()
-        scored = scorer.score(messages, answers, beam=beam)
+        scored = scorer.score(messages, answers, beam=beam, keep=keep)
         scored.seconds = time.perf_counter() - t0
         return scored
