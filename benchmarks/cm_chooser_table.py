@@ -121,7 +121,7 @@ def _offline(inst, task: str) -> dict:
 
 
 def run(root: Path, url: str | None, rows_path: Path | None, only: set[str] | None = None,
-        offline: bool = True, timeout: float = 120.0) -> list[dict]:
+        offline: bool = True, timeout: float = 120.0, budget_s: float | None = None) -> list[dict]:
     from servicerobot.envs.context_matters import read_split, split_names
     from servicerobot.experiments.cm_language import solve_in_split_domain
 
@@ -130,6 +130,7 @@ def run(root: Path, url: str | None, rows_path: Path | None, only: set[str] | No
         from servicerobot.language.local_server import local_interpreter
 
         interpreter = local_interpreter(url, timeout=timeout)
+        interpreter.budget_s = budget_s
     instances = [inst for split in split_names(root) for inst in read_split(root, split)]
     # split by split: the model server keeps the prompt prefix (the split domain's vocabulary) between calls
     instances.sort(key=lambda inst: (inst.split, int(inst.problem.rsplit("_", 1)[1])))
@@ -226,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", default=None, metavar="KEY", help="only these instances "
                         "(split/Scene/problem_k), e.g. to rerun one whose model call timed out")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per model call (default 120)")
+    parser.add_argument("--budget-s", type=float, default=None,
+                        help="seconds a beam-searched call may take before only its likeliest answer is finished")
     parser.add_argument("--from-rows", nargs="+", default=None, metavar="FILE",
                         help="no run: summarise rows files of earlier runs (rows of one instance merged by key)")
     args = parser.parse_args(argv)
@@ -247,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         splits = write(root, n)
         rows = run(root, url, Path(args.rows) if args.rows else None, set(args.only) if args.only else None,
-                   offline=not args.no_offline, timeout=args.timeout)
+                   offline=not args.no_offline, timeout=args.timeout, budget_s=args.budget_s)
         print(json.dumps({"instances": len(rows), "splits": splits, "seconds": round(time.perf_counter() - t0, 1),
                           "summary": summary(rows)}))
     return 0

@@ -69,6 +69,7 @@ class Scored:
     prompt_tokens: int = 0  # prompt tokens evaluated (a prefix kept from the previous call is not counted)
     candidate_tokens: int = 0  # tokens evaluated for the candidates (shared prefixes once)
     seconds: float = 0.0
+    cut: bool = False  # a beam search stopped at its time budget: only its likeliest answer was finished
 
     def totals(self) -> list[float]:
         """Each candidate's log-probability (the sum over its tokens; -inf for one a beam search pruned)."""
@@ -86,8 +87,9 @@ class ScoringModel(Protocol):
     name: str
 
     def score(self, messages: list[Message], answers: list[str], *, slot: str | None = None,
-              beam: int | None = None, keep: Sequence[int] = ()) -> Scored:
+              beam: int | None = None, keep: Sequence[int] = (), budget: float | None = None) -> Scored:
         """Log-probabilities of each answer as the assistant's reply (with `beam`, only of those a beam search
-        over the answers keeps, and of those whose indices are in `keep`; the others get empty lists); raise
+        over the answers keeps, and of those whose indices are in `keep`; the others get empty lists; past
+        `budget` seconds a beam search finishes only its likeliest path and says so in `Scored.cut`); raise
         `LanguageModelError` on failure."""
         ...

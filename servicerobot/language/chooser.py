@@ -113,11 +113,14 @@ class ChoosingInterpreter:
             choose between them and the enumerated answer with `end_weight` and `kind_weight`.
         joins: also offer conjunctions, groups and unions of the enumerated answers (in the third call, beside
             the built goals).
+        budget_s: seconds a beam-searched call may take before the server finishes only its likeliest answer
+            (the call's record says `cut`); None: no bound.
     """
 
     def __init__(self, model: ScoringModel, generator=None, *, max_facts: int = 16,
                  max_candidates: int = _MAX_CANDIDATES, beam: int | None = _BEAM, decompose: bool = True,
-                 end_weight: float = _END_WEIGHT, kind_weight: float = _KIND_WEIGHT, joins: bool = True):
+                 end_weight: float = _END_WEIGHT, kind_weight: float = _KIND_WEIGHT, joins: bool = True,
+                 budget_s: float | None = None):
         self.model = model
         self.generator = generator
         self.max_facts = int(max_facts)
@@ -125,6 +128,9 @@ class ChoosingInterpreter:
         self.beam = beam
         self.decompose = bool(decompose)
         self.joins = bool(joins)
+        if budget_s is not None and not (isinstance(budget_s, (int, float)) and 0 < budget_s < float("inf")):
+            raise ValueError(f"budget_s must be a positive number of seconds or None, got {budget_s!r}")
+        self.budget_s = budget_s
         self.end_weight = float(end_weight)
         self.kind_weight = float(kind_weight)
         self.name = f"choose:{model.name}"
@@ -147,12 +153,16 @@ class ChoosingInterpreter:
         every answer scored to its end (no beam), for the few long joined answers whose shared beginnings a
         beam would cut before the part that tells them apart."""
         beam = self.beam if self.beam is not None and len(answers) > self.beam and not full else None
-        keep = [i for i in keep if i < len(answers)] if beam is not None else []
-        scored = (self.model.score(messages, answers, slot=slot or SCHEMA_TITLES[kind], beam=beam, keep=keep) if keep
-                  else self.model.score(messages, answers, slot=slot or SCHEMA_TITLES[kind], beam=beam))
+        extra = {}
+        if beam is not None:
+            if keep := [i for i in keep if i < len(answers)]:
+                extra["keep"] = keep
+            if self.budget_s is not None:
+                extra["budget"] = self.budget_s
+        scored = self.model.score(messages, answers, slot=slot or SCHEMA_TITLES[kind], beam=beam, **extra)
         self.usage.add(scored.usage)
         self.calls.append({"kind": kind, "candidates": len(answers), "seconds": round(scored.seconds, 3),
-                           "tokens": scored.prompt_tokens + scored.candidate_tokens})
+                           "tokens": scored.prompt_tokens + scored.candidate_tokens, "cut": scored.cut})
         return scored
 
     def _choose(self, kind: str, messages: list, options: list, render) -> tuple[object, float, list[float]]:

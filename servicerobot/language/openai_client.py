@@ -206,7 +206,7 @@ class OpenAIModel:
         return self._completion(response, schema)
 
     def score(self, messages: list[Message], answers: list[str], *, slot: str | None = None,
-              beam: int | None = None, keep: Sequence[int] = ()) -> Scored:
+              beam: int | None = None, keep: Sequence[int] = (), budget: float | None = None) -> Scored:
         """Log-probabilities of each answer as the whole assistant reply, from a server with servicerobot's
         `POST /v1/score` (`servicerobot llm serve`); with `slots`, scored in the context of `slot`.
 
@@ -221,6 +221,8 @@ class OpenAIModel:
             body["beam"] = int(beam)
             if keep:
                 body["keep"] = sorted({int(i) for i in keep})
+            if budget is not None:
+                body["budget_s"] = float(budget)
         t0 = time.perf_counter()
         data = self._request(body, call=lambda: self._client.post("/score", body=body, cast_to=object))
         logprobs = data.get("logprobs") if isinstance(data, dict) else None
@@ -230,7 +232,7 @@ class OpenAIModel:
                                      f"log-probabilities per answer ({len(answers)} asked)")
         usage = data.get("usage") or {}
         return Scored([[float(v) for v in lp] for lp in logprobs], int(usage.get("prompt_tokens") or 0),
-                      int(usage.get("candidate_tokens") or 0), time.perf_counter() - t0)
+                      int(usage.get("candidate_tokens") or 0), time.perf_counter() - t0, cut=bool(usage.get("cut")))
 
     def _request(self, kwargs: dict, call: Callable[[], Any] | None = None):
         openai = _import_openai()

@@ -222,14 +222,20 @@ class CandidateScorer:
         return Scored(out, evaluated, nodes_total)
 
     def search_tokens(self, prompt: list[int], candidates: Sequence[Sequence[int]], beam: int,
-                      keep: Sequence[int] = ()) -> Scored:
+                      keep: Sequence[int] = (), budget: float | None = None) -> Scored:
         """Like `score_tokens`, but only the `beam` likeliest partial answers go on at each branching of the
         candidates' trie (a beam search constrained to the candidates); a candidate pruned on the way gets an
         empty list. Chains of tokens without a branching are evaluated in one step, so a call costs about
         `beam` x the candidates' length in tokens and one decode per branching depth. The candidates whose
-        indices are in `keep` are never pruned (scored to their end in the same call)."""
+        indices are in `keep` are never pruned (scored to their end in the same call). Past `budget` seconds
+        the search keeps only its likeliest path and finishes it (`Scored.cut`): the best answer so far, not
+        every kept one."""
+        import time
+
         import llama_cpp
 
+        t0 = time.perf_counter()
+        cut = False
         if beam < 1:
             raise ValueError(f"beam must be >= 1, got {beam}")
         keep = sorted({int(i) for i in keep})
@@ -264,6 +270,10 @@ class CandidateScorer:
             if finished and live and finished[0][0] >= live[0][0] and len(finished) >= min(4, len(candidates)) \
                     and not any(id(e[1]) in kept for e in live):
                 break  # no live path can beat the best finished ones: log-probabilities only fall
+            if budget is not None and not cut and time.perf_counter() - t0 > budget:
+                cut, beam, kept = True, 1, set()
+            if cut and finished:
+                break
             live = live[:beam] + [e for e in live[beam:] if id(e[1]) in kept]
             if not live:
                 break
@@ -314,17 +324,17 @@ class CandidateScorer:
         out: list[list[float]] = []
         for path in trie.paths:
             out.append([node_lp[id(n)] for n in path] if path and all(id(n) in node_lp for n in path) else [])
-        return Scored(out, evaluated, nodes_total)
+        return Scored(out, evaluated, nodes_total, cut=cut)
 
     def score(self, messages: Sequence[dict], answers: Sequence[str], beam: int | None = None,
-              keep: Sequence[int] = ()) -> Scored:
+              keep: Sequence[int] = (), budget: float | None = None) -> Scored:
         """Log-probabilities of each answer (then the end of the turn) as the assistant's reply to `messages`;
         with `beam`, by the constrained beam search of `search_tokens` (pruned answers get empty lists, except
         those in `keep`)."""
         prompt = self.tokenize(self.prompt_text(messages))
         candidates = [self.tokenize(a) + [self.end_of_turn] for a in answers]
         if beam is not None:
-            return self.search_tokens(prompt, candidates, beam, keep)
+            return self.search_tokens(prompt, candidates, beam, keep, budget)
         return self.score_tokens(prompt, candidates)
 
     def close(self) -> None:
@@ -353,13 +363,13 @@ class InProcessScorer:
         self._scorers: dict[str | None, CandidateScorer] = {}
 
     def score(self, messages, answers, *, slot: str | None = None, beam: int | None = None,
-              keep: Sequence[int] = ()) -> Scored:
+              keep: Sequence[int] = (), budget: float | None = None) -> Scored:
         import time
 
         scorer = self._scorers.get(slot)
         if scorer is None:
             scorer = self._scorers[slot] = CandidateScorer(self.llama, n_ctx=self.n_ctx, threads=self.threads)
         t0 = time.perf_counter()
-        scored = scorer.score(messages, answers, beam=beam, keep=keep)
+        scored = scorer.score(messages, answers, beam=beam, keep=keep, budget=budget)
         scored.seconds = time.perf_counter() - t0
         return scored
