@@ -116,6 +116,20 @@ def test_the_decision_weighs_the_end_of_the_turn_and_the_kinds():
     assert decompose.decide([short, long], [-4.6, -0.3], 1.0, 1.0) == 1  # the short one leaves out named kinds
 
 
+def test_a_goal_names_as_many_of_a_named_kind_as_the_words_ask_for():
+    apples = decompose.Kind("apple", ["apple_1", "apple_2", "apple_3", "apple_4"], named=True)  # "all the apples"
+    fridge = decompose.Kind("fridge", ["fridge_1"], fixed=True)
+    one = "(inside apple_1 fridge_1)"
+    every = "(and " + " ".join(f"(inside apple_{i} fridge_1)" for i in range(1, 5)) + ")"
+    quantified = "(forall (?a - apple) (inside ?a fridge_1))"
+    assert decompose.counted([one, every, quantified, "(closed fridge_1)"], [apples, fridge], _house()) == [-1, 0, 0, 0]
+    apples.count = 1  # "an apple": four is the wrong number
+    assert decompose.counted([one, every], [apples], _house()) == [0, -1]
+    short, long = [-2.0, -2.5], [-6.0, -2.0]  # the one apple is likelier, and as sure to be the end
+    assert decompose.decide([short, long], [0.0, 0.0], 2.0, 4.0) == 0
+    assert decompose.decide([short, long], [0.0, 0.0], 2.0, 4.0, [-1, 0], 4.0) == 1  # all of them, as asked
+
+
 def test_the_local_model_says_which_kinds_setting_a_table_involves(url):
     """The real model's common sense: setting the table involves plates and forks, not the kite; the goal built
     from its answers put two of them on the dining table (three model calls beside the enumeration's)."""

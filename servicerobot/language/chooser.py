@@ -43,7 +43,7 @@ from servicerobot.language.candidates import (
     signatures,
 )
 from servicerobot.language.compact import SCHEMA_TITLES, _person, compact_request, load_turns, prompt_view
-from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, QueryGraph, entity_phrase
+from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, Interpreter, QueryGraph, entity_phrase
 from servicerobot.language.verbalize import Verbalizer
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom
@@ -70,6 +70,7 @@ _MAX_SEQ_KEPT = 48  # answers of a beam call scored to their end whatever the be
 # CM-style instances, 50 paraphrased tasks: docs/local_model.md)
 _END_WEIGHT = 2.0
 _KIND_WEIGHT = 4.0
+_COUNT_WEIGHT = 4.0  # ... and of naming as many of a named kind as the words ask for (`decompose.counted`)
 
 
 def english_messages(prompt: str, text: str, speaker: str, view: tuple[list[Atom], list[str]],
@@ -117,10 +118,10 @@ class ChoosingInterpreter:
             (the call's record says `cut`); None: no bound.
     """
 
-    def __init__(self, model: ScoringModel, generator=None, *, max_facts: int = 16,
+    def __init__(self, model: ScoringModel, generator: Interpreter | None = None, *, max_facts: int = 16,
                  max_candidates: int = _MAX_CANDIDATES, beam: int | None = _BEAM, decompose: bool = True,
                  end_weight: float = _END_WEIGHT, kind_weight: float = _KIND_WEIGHT, joins: bool = True,
-                 budget_s: float | None = None):
+                 budget_s: float | None = None, count_weight: float = _COUNT_WEIGHT):
         self.model = model
         self.generator = generator
         self.max_facts = int(max_facts)
@@ -133,6 +134,7 @@ class ChoosingInterpreter:
         self.budget_s = budget_s
         self.end_weight = float(end_weight)
         self.kind_weight = float(kind_weight)
+        self.count_weight = float(count_weight)
         self.name = f"choose:{model.name}"
         self.usage = Usage()
         self.calls: list[dict] = []  # per scoring call: kind, candidates, seconds (for benchmarks)
@@ -279,9 +281,11 @@ class ChoosingInterpreter:
             return finals[first]
         among = [first] + [i for i, g in enumerate(finals) if g in built and i != first]
         fit = [decompose.coverage(finals[i], found, context) for i in among]
+        numbers = decompose.counted([finals[i] for i in among], found, context)
         self.decomposition.update(scores=[(round(sum(tokens[i][:-1]), 3), round(tokens[i][-1], 3)) if tokens[i] else None
-                                          for i in among], fit=[round(f, 3) for f in fit])
-        return finals[among[decompose.decide([tokens[i] for i in among], fit, self.end_weight, self.kind_weight)]]
+                                          for i in among], fit=[round(f, 3) for f in fit], counted=numbers)
+        return finals[among[decompose.decide([tokens[i] for i in among], fit, self.end_weight, self.kind_weight,
+                                             numbers, self.count_weight)]]
 
     def _kinds(self, text: str, speaker: str, context: Context, rel: dict[str, float],
                rooms: list[str]) -> tuple[list, list, list[str]]:

@@ -35,7 +35,7 @@ from servicerobot.language.interpreter import Context
 from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.pddl import Atom
 
-__all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "coverage", "decide", "holds", "involved", "kinds", "pick", "quantity",
+__all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "counted", "coverage", "decide", "holds", "involved", "kinds", "pick", "quantity",
            "relation_keys", "rooms_of", "targets"]
 
 NUMBER_WORDS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
@@ -339,12 +339,33 @@ def coverage(goal: str, found: Sequence[Kind], context: Context) -> float:
     return total
 
 
+def counted(goals: Sequence[str], found: Sequence[Kind], context: Context) -> list[int]:
+    """Per goal, minus the kinds the words name whose things it names in another number than the words ask
+    for: "three apples" asks for three, "all the apples" or "the apples" for as many as any goal offered
+    names (every one for which the goal is news). A kind a goal leaves out, or quantifies over, is not
+    counted here (`coverage` weighs leaving it out)."""
+    said = [set(goal.replace("(", " ").replace(")", " ").split()) for goal in goals]
+    quantified = ["forall" in s for s in said]
+    out = [0] * len(goals)
+    for kind in (k for k in found if k.named):
+        numbers = [len(s & set(kind.names)) for s in said]
+        wanted = kind.count or max(numbers, default=0)
+        for i, n in enumerate(numbers):
+            if n and not quantified[i] and n != wanted:
+                out[i] -= 1
+    return out
+
+
 def decide(tokens: Sequence[Sequence[float]], kinds_fit: Sequence[float], end_weight: float,
-           kind_weight: float) -> int:
+           kind_weight: float, counts_fit: Sequence[float] | None = None, count_weight: float = 0.0) -> int:
     """The answer whose words are likeliest, with its end of turn weighted by `end_weight` (how sure the model
-    is that nothing more was asked) and its `coverage` by `kind_weight` (whether it is about the kinds the
-    model said the request involves)."""
+    is that nothing more was asked), its `coverage` by `kind_weight` (whether it is about the kinds the
+    model said the request involves) and its `counted` by `count_weight` (whether it names as many of each
+    kind as the words ask for)."""
+    counts_fit = counts_fit or [0.0] * len(tokens)
+
     def value(i: int) -> float:
         t = tokens[i]
-        return sum(t[:-1]) + end_weight * t[-1] + kind_weight * kinds_fit[i] if t else -math.inf
+        return (sum(t[:-1]) + end_weight * t[-1] + kind_weight * kinds_fit[i] + count_weight * counts_fit[i]
+                if t else -math.inf)
     return max(range(len(tokens)), key=value)
