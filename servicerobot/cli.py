@@ -43,7 +43,9 @@ def _run(args: argparse.Namespace) -> int:
     out = Path(args.out or f"results/{config.name}.jsonl")
     problem = _unwritable(out)
     if problem:
-        print(f"servicerobot run: --out {out}: {problem}", file=sys.stderr)
+        from servicerobot.limits import shorten
+
+        print(f"servicerobot run: --out {shorten(str(out), 200)}: {problem}", file=sys.stderr)
         return 2
     backend = "ray" if args.ray_address else ("serial" if args.workers == 1 else "process")
     total = len(config.episodes())
@@ -81,7 +83,10 @@ def _run(args: argparse.Namespace) -> int:
         print(f"servicerobot run: {error}", file=sys.stderr)
         return 2
     except OSError as error:  # the results file or its folder cannot be written
-        print(f"servicerobot run: cannot write {error.filename or out}: {error.strerror or error}", file=sys.stderr)
+        from servicerobot.limits import shorten
+
+        print(f"servicerobot run: cannot write {shorten(str(error.filename or out), 200)}: {error.strerror or error}",
+              file=sys.stderr)
         return 2
     finally:
         bar.close()
@@ -95,15 +100,18 @@ def _unwritable(out: Path) -> str:
     symlink (missing folders are fine: the run makes them)."""
     import os
 
-    if out.is_dir():
-        return "is a folder; name a results file (e.g. results/grid.jsonl)"
-    for parent in out.parents:
-        if parent.is_symlink() and not parent.exists():
-            return f"{parent} is a symlink to {os.readlink(parent)}, which does not exist; create it or remove the link"
-        if parent.exists() and not parent.is_dir():
-            return f"{parent} is a file, not a folder"
-        if parent.exists():
-            break
+    try:
+        if out.is_dir():
+            return "is a folder; name a results file (e.g. results/grid.jsonl)"
+        for parent in out.parents:
+            if parent.is_symlink() and not parent.exists():
+                return f"{parent} is a symlink to {os.readlink(parent)}, which does not exist; create it or remove the link"
+            if parent.exists() and not parent.is_dir():
+                return f"{parent} is a file, not a folder"
+            if parent.exists():
+                break
+    except OSError as error:  # a name too long, a symlink loop
+        return f"cannot use this path ({error.strerror or error}); name a results file (e.g. results/grid.jsonl)"
     return ""
 
 
@@ -233,7 +241,7 @@ def _bench(args: argparse.Namespace) -> int:
 def _record(results: dict, scripts: list[Path], args: argparse.Namespace) -> None:
     """Write each script's figures as a record in args.record (what `python -m servicerobot.docs_bench` reads);
     failed and skipped scripts leave their old record alone."""
-    from servicerobot.docs_bench import bench_record, machine
+    from servicerobot.docs_bench import DocsBenchError, bench_record, machine, read_json
     from servicerobot.files import write_atomic
 
     folder = Path(args.record)
@@ -244,7 +252,15 @@ def _record(results: dict, scripts: list[Path], args: argparse.Namespace) -> Non
         if "error" in figures or "skipped" in figures:
             continue
         path = folder / f"{script.stem}.json"
-        previous = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        try:  # the record it replaces gives the title and order; one that cannot be read is left alone
+            previous = read_json(path, "figure record")
+            if not isinstance(previous, dict):
+                raise DocsBenchError(f"{path}: a figure record must be a JSON object")
+        except FileNotFoundError:
+            previous = None
+        except DocsBenchError as error:
+            print(f"bench: not recording {script.stem}: {error}", file=sys.stderr)
+            continue
         command = f"python benchmarks/{script.name}" + (" --quick" if args.quick else "")
         record = bench_record(script.stem, command, figures, where, previous)
         write_atomic(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
@@ -254,13 +270,13 @@ def _record(results: dict, scripts: list[Path], args: argparse.Namespace) -> Non
 def _equiv(args: argparse.Namespace) -> int:
     from servicerobot.errors import ServiceRobotError
     from servicerobot.pddl import domains
-    from servicerobot.pddl.equivalence import GoalTooComplexError, compare
+    from servicerobot.pddl.equivalence import MAX_FILE_BYTES, GoalTooComplexError, compare
     from servicerobot.pddl.parser import parse_domain, read_pddl_file
 
     try:
         shipped = args.domain in domains.NAMES and not Path(args.domain).exists()
-        texts = [domains.text(args.domain) if shipped else read_pddl_file(args.domain),
-                 *(read_pddl_file(p) for p in (args.a, args.b))]
+        texts = [domains.text(args.domain) if shipped else read_pddl_file(args.domain, MAX_FILE_BYTES),
+                 *(read_pddl_file(p, MAX_FILE_BYTES) for p in (args.a, args.b))]
         verdict = compare(texts[1], texts[2], parse_domain(texts[0], source=args.domain),
                           placeholder=args.placeholder, names=(args.a, args.b))
     except OSError as error:

@@ -15,15 +15,78 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
-__all__ = ["bench_record", "load_figures", "machine", "main", "render_page", "results_table"]
+from servicerobot.errors import ServiceRobotError
+from servicerobot.files import write_atomic
+from servicerobot.limits import excerpt, read_text_bounded
+
+__all__ = ["DocsBenchError", "bench_record", "load_figures", "machine", "main", "read_json", "render_page",
+           "results_table"]
 
 ROOT = Path(__file__).resolve().parent.parent
 _REQUIRED = ("title", "command", "machine", "date", "source")
+MAX_JSON_BYTES = 1 << 20  # a figure record or an about.json
+MAX_RESULTS_BYTES = 64 << 20  # a results file the page counts
+MAX_PAGE_BYTES = 16 << 20  # the page itself, read back by --check
+_ABOUT = ("command", "machine", "date")  # what about.json says of its results file
+
+
+class DocsBenchError(ServiceRobotError, ValueError):
+    """A figure record, about.json or results file the page cannot be written from (the message names the
+    file and what is wrong)."""
+
+
+def _parse_json(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise DocsBenchError(f"{where}: the JSON is nested too deep") from None
+    except ValueError as error:
+        raise DocsBenchError(f"{where}: not valid JSON ({error})") from None
+
+
+def read_json(path: Path, what: str, cap: int = MAX_JSON_BYTES) -> Any:
+    """The JSON value of `path`, read through `limits.read_text_bounded` (a regular file of at most `cap`
+    bytes: a FIFO or a link to /dev/zero is refused unread). A missing file raises FileNotFoundError."""
+    return _parse_json(read_text_bounded(path, cap, what, DocsBenchError), str(path))
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, bool, int)) or (isinstance(value, float) and math.isfinite(value))
+
+
+def _check_record(record: Any, path: Path) -> dict:
+    """A figure record's shape: the required texts, a numeric `order`, `figures` name -> scalar and/or a
+    `table` of scalars whose rows are as wide as its columns."""
+    if not isinstance(record, dict):
+        raise DocsBenchError(f"{path}: a figure record must be a JSON object, got {type(record).__name__}")
+    missing = [k for k in _REQUIRED if not record.get(k)]
+    if missing or not (record.get("figures") or record.get("table")):
+        raise DocsBenchError(f"{path}: a figure record needs {', '.join(missing) or 'figures or a table'}")
+    for key in (*_REQUIRED, "note"):
+        if key in record and not isinstance(record[key], str):
+            raise DocsBenchError(f"{path}: {key!r} must be a text, got {excerpt(record[key])}")
+    order = record.get("order", 100)
+    if isinstance(order, bool) or not isinstance(order, (int, float)) or not math.isfinite(order):
+        raise DocsBenchError(f"{path}: 'order' must be a number (e.g. 10), got {excerpt(order)}")
+    figures = record.get("figures") or {}
+    if not isinstance(figures, dict) or not all(isinstance(k, str) and _is_scalar(v) for k, v in figures.items()):
+        raise DocsBenchError(f"{path}: 'figures' must map names to numbers or texts, got {excerpt(figures)}")
+    table = record.get("table")
+    if table:
+        columns, rows = (table.get("columns"), table.get("rows")) if isinstance(table, dict) else (None, None)
+        if not (isinstance(columns, list) and columns and all(_is_scalar(c) for c in columns)
+                and isinstance(rows, list)
+                and all(isinstance(r, list) and len(r) == len(columns) and all(map(_is_scalar, r)) for r in rows)):
+            raise DocsBenchError(f"{path}: 'table' must be {{\"columns\": [...], \"rows\": [[...], ...]}} with "
+                                 "numbers or texts, each row as long as the columns")
+    return record
 
 
 def machine() -> str:
@@ -65,10 +128,7 @@ def load_figures(folder: Path) -> list[dict]:
     naming the file and the key."""
     records = []
     for path in sorted(folder.glob("*.json")):
-        record = json.loads(path.read_text(encoding="utf-8"))
-        missing = [k for k in _REQUIRED if not record.get(k)]
-        if missing or not (record.get("figures") or record.get("table")):
-            raise ValueError(f"{path}: a figure record needs {', '.join(missing) or 'figures or a table'}")
+        record = _check_record(read_json(path, "figure record"), path)
         records.append({**record, "file": path.name})
     return sorted(records, key=lambda r: (r.get("order", 100), r["title"]))
 
@@ -98,17 +158,17 @@ def results_table(path: Path) -> list[list[str]]:
     """Rows (variant, episodes, tasks done, goals correct, tokens / episode, wall s / episode (median)) counted
     from the records of one results file; errored episodes are counted as episodes with no task done."""
     by_variant: dict[str, list[dict]] = defaultdict(list)
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            if line.strip():
-                record = json.loads(line)
-                by_variant[record["variant"]].append(record)
+    text = read_text_bounded(path, MAX_RESULTS_BYTES, "results file", DocsBenchError)
+    for no, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            record = _check_result(_parse_json(line, f"{path}:{no}"), f"{path}:{no}")
+            by_variant[record["variant"]].append(record)
     rows = []
     for variant, records in by_variant.items():
         tasks = [t for r in records for t in r.get("tasks", [])]
         scored = [t for t in tasks if isinstance(t.get("goal"), dict)]
         tokens = [r["agent"]["tokens"] for r in records if isinstance(r.get("agent"), dict) and "tokens" in r["agent"]]
-        walls = [r["timing"]["wall_s"] for r in records if "wall_s" in r.get("timing", {})]
+        walls = [r["timing"]["wall_s"] for r in records if "wall_s" in (r.get("timing") or {})]
         rows.append([f"`{variant}`", str(len(records)),
                      f"{sum(bool(t.get('completed')) for t in tasks)}/{len(tasks)}",
                      f"{sum(bool(t['goal'].get('correct')) for t in scored)}/{len(scored)}" if scored else "—",
@@ -117,12 +177,37 @@ def results_table(path: Path) -> list[list[str]]:
     return rows
 
 
+def _number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _check_result(record: Any, where: str) -> dict:
+    """The fields of a result record the table counts: a `variant`, `tasks` (objects, `goal` an object or
+    absent), `agent.tokens` and `timing.wall_s` numbers where present."""
+    if not isinstance(record, dict) or not isinstance(record.get("variant"), str):
+        raise DocsBenchError(f"{where}: a result record must be a JSON object with a 'variant' text")
+    tasks = record.get("tasks", [])
+    if not isinstance(tasks, list) or not all(isinstance(t, dict) and isinstance(t.get("goal", {}), (dict, type(None)))
+                                              for t in tasks):
+        raise DocsBenchError(f"{where}: 'tasks' must be a list of objects (each 'goal' an object)")
+    for part, field in (("agent", "tokens"), ("timing", "wall_s")):
+        value = record.get(part)
+        if value is not None and not (isinstance(value, dict) and (field not in value or _number(value[field]))):
+            raise DocsBenchError(f"{where}: '{part}' must be an object whose '{field}' is a number")
+    return record
+
+
 def _results_markdown(folder: Path, root: Path) -> list[str]:
     about_path = folder / "about.json"
-    if not about_path.is_file():
-        raise ValueError(f"{about_path}: missing: write the command, machine and date of "
-                         f"{folder / 'results.jsonl'} there ({{\"command\": ..., \"machine\": ..., \"date\": ...}})")
-    about = json.loads(about_path.read_text(encoding="utf-8"))
+    try:
+        about = read_json(about_path, "about.json")
+    except FileNotFoundError:
+        raise DocsBenchError(f"{about_path}: missing: write the command, machine and date of "
+                             f"{folder / 'results.jsonl'} there ({{\"command\": ..., \"machine\": ..., \"date\": ...}})") from None
+    if not isinstance(about, dict) or not all(isinstance(about.get(k), str) and about[k] for k in _ABOUT) \
+            or not isinstance(about.get("note", ""), str):
+        raise DocsBenchError(f"{about_path}: must be a JSON object with texts {', '.join(_ABOUT)} (and an optional "
+                             "'note')")
     rel = (folder / "results.jsonl").relative_to(root)
     lines = [f"### `{rel}`", "", f"- command: `{about['command']}`", f"- machine: {about['machine']}",
              f"- date: {about['date']}", ""]
@@ -158,7 +243,9 @@ def render_page(root: Path = ROOT) -> str:
     lines += ["## Experiment results files", "",
               "Counted from each file's records (`servicerobot report FILE` gives the full tables and plots).", ""]
     for results in sorted((root / "results").glob("*/results.jsonl")):
-        if results.stat().st_size:  # an empty file is a run that has not finished an episode yet
+        # an empty file is a run that has not finished an episode yet (read_text_bounded refuses a FIFO or
+        # a device, whose stat size is 0 too)
+        if read_text_bounded(results, MAX_RESULTS_BYTES, "results file", DocsBenchError).strip():
             lines += _results_markdown(results.parent, root)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -175,16 +262,19 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out) if args.out else root / "docs" / "benchmarks.md"
     try:
         text = render_page(root)
-    except (ValueError, KeyError, OSError) as error:
+        if args.check:
+            try:
+                current = read_text_bounded(out, MAX_PAGE_BYTES, "benchmarks page", DocsBenchError)
+            except FileNotFoundError:
+                current = ""
+            if current != text:
+                print(f"docs_bench: {out} is out of date: run python -m servicerobot.docs_bench", file=sys.stderr)
+                return 1
+            return 0
+        write_atomic(out, text)
+    except (ValueError, KeyError, OSError) as error:  # DocsBenchError is a ValueError
         print(f"docs_bench: {error}", file=sys.stderr)
         return 2
-    if args.check:
-        current = out.read_text(encoding="utf-8") if out.is_file() else ""
-        if current != text:
-            print(f"docs_bench: {out} is out of date: run python -m servicerobot.docs_bench", file=sys.stderr)
-            return 1
-        return 0
-    out.write_text(text, encoding="utf-8")
     print(f"wrote {out}")
     return 0
 

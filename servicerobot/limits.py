@@ -7,13 +7,12 @@ import os
 import reprlib
 import stat
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import IO, Any
 
 from servicerobot.errors import ServiceRobotError
 
-__all__ = ["EXCERPT_CHARS", "excerpt", "expanded_size", "open_bounded", "read_bounded", "read_text_bounded",
-           "shorten"]
+__all__ = ["EXCERPT_CHARS", "excerpt", "expanded_size", "open_bounded", "open_regular", "read_bounded",
+           "read_stream_bounded", "read_text_bounded", "shorten"]
 
 EXCERPT_CHARS = 80  # what an error message quotes of a value it complains about
 
@@ -42,23 +41,40 @@ def shorten(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
 
 
+def open_regular(path: str | os.PathLike, flags: int, what: str, error: type[Exception] = ServiceRobotError,
+                 mode: int = 0o644) -> int:
+    """A descriptor of `path` opened with `flags` (e.g. `os.O_WRONLY | os.O_APPEND`) if it is a regular file
+    (after symlinks); else `error` naming the file, `what` it should be and what it is. A FIFO or a device is
+    refused by what it is (never by its stat size), without blocking on it. A missing file raises
+    FileNotFoundError (callers word that themselves) unless `flags` has O_CREAT."""
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), mode)
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:  # O_CREAT or a write flag on a folder
+        raise error(f"{_shown(path)}: the {what} must be a regular file, not a folder; point it at a file") from None
+    except OSError as exc:
+        raise error(f"{_shown(path)}: cannot open the {what}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{_shown(path)}: the {what} must be a regular file, not a {_kind(info.st_mode)}; "
+                        "point it at a file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def open_bounded(path: str | os.PathLike, cap: int, what: str, error: type[Exception] = ServiceRobotError) -> IO[bytes]:
     """`path` opened for binary reading if it is a regular file (after symlinks) of at most `cap` bytes; else
     `error` naming the file, `what` it should be and the limit. A FIFO or a device is refused without
     blocking on it. A missing file raises FileNotFoundError (callers word that themselves)."""
-    path = Path(path)
+    fd = open_regular(path, os.O_RDONLY, what, error)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise error(f"{path}: cannot open the {what}: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise error(f"{path}: the {what} must be a regular file, not a {_kind(info.st_mode)}; point it at a file")
-        if info.st_size > cap:
-            raise error(f"{path}: the {what} is {info.st_size:,} bytes, over the limit of {cap:,}; "
+        size = os.fstat(fd).st_size
+        if size > cap:
+            raise error(f"{_shown(path)}: the {what} is {size:,} bytes, over the limit of {cap:,}; "
                         "is this the right file?")
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -70,15 +86,32 @@ def read_bounded(path: str | os.PathLike, cap: int, what: str, error: type[Excep
     """The bytes of `path`, checked as `open_bounded` does, and never more than `cap` of them (a file that
     grows while it is read raises `error` too)."""
     with open_bounded(path, cap, what, error) as fh:
-        chunks, total = [], 0
-        while True:  # in chunks: read(cap) would allocate `cap` bytes for a small file
-            chunk = fh.read(min(1 << 20, cap + 1 - total))
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > cap:
-                raise error(f"{Path(path)}: the {what} grew past the limit of {cap:,} bytes while being read")
+        data = _read_capped(fh, cap)
+    if data is None:
+        raise error(f"{_shown(path)}: the {what} grew past the limit of {cap:,} bytes while being read")
+    return data
+
+
+def read_stream_bounded(stream: IO[bytes], cap: int, what: str, error: type[Exception] = ServiceRobotError) -> bytes:
+    """At most `cap` bytes of `stream` (an HTTP response, a pipe) up to its end; one that goes on past `cap`
+    (a body that never ends) raises `error` after reading `cap` + 1 bytes, not the whole of it."""
+    data = _read_capped(stream, cap)
+    if data is None:
+        raise error(f"the {what} is longer than the limit of {cap:,} bytes")
+    return data
+
+
+def _read_capped(fh: IO[bytes], cap: int) -> bytes | None:
+    """`fh` to its end, or None as soon as it has given more than `cap` bytes."""
+    chunks, total = [], 0
+    while True:  # in chunks: read(cap) would allocate `cap` bytes for a small file
+        chunk = fh.read(min(1 << 20, cap + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > cap:
+            return None
 
 
 def read_text_bounded(path: str | os.PathLike, cap: int, what: str,
@@ -88,7 +121,13 @@ def read_text_bounded(path: str | os.PathLike, cap: int, what: str,
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise error(f"{path}: the {what} is not UTF-8 text (byte {exc.start:,} is {data[exc.start]:#04x})") from None
+        raise error(f"{_shown(path)}: the {what} is not UTF-8 text (byte {exc.start:,} is {data[exc.start]:#04x})") from None
+
+
+def _shown(path: str | os.PathLike) -> str:
+    """A path for an error message: as is, or shortened when absurdly long (a 5,000-character name)."""
+    text = os.fspath(path)
+    return shorten(text, 200) if isinstance(text, str) else repr(text)
 
 
 def _kind(mode: int) -> str:

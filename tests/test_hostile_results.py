@@ -60,13 +60,11 @@ def test_repeated_variants_or_seeds_are_rejected(change, message):
 
 def test_a_huge_seed_count_is_refused_at_once_without_memory():
     tracemalloc.start()
-    start = time.perf_counter()
     with pytest.raises(ConfigError, match=r"100,000,000 seeds .* more than 100,000 episodes"):
         parse_config({**TINY, "seeds": {"start": 0, "count": 100_000_000}})
-    elapsed = time.perf_counter() - start
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert elapsed < 2.0 and peak < 20_000_000
+    assert peak < 20_000_000  # refused by the count, never enumerated (no wall-clock check: busy machines)
     # two variants halve the seeds a grid may have
     with pytest.raises(ConfigError, match="at most 50,000 seeds"):
         parse_config({**TINY, "variants": ["oracle", "static"], "seeds": {"start": 0, "count": 50_001}})
@@ -230,3 +228,145 @@ def test_a_port_that_does_not_speak_ray_fails_within_the_budget():
         with pytest.raises(ServiceRobotError, match=f"at --ray-address '{address}' did not answer as a Ray cluster"):
             _check_ray_address(address, timeout=4)
     assert time.perf_counter() - start < 8
+
+
+# ------------------------------------------------------------------ issue 38: files that are not ours, unterminated records
+@pytest.mark.parametrize("content", [b"my notes\n", b"API_KEY=abc123", b"[1, 2]\n", b'{"note": "mine"}',
+                                     b"\xff\xfe binary", b'{"my": "own JSON, cut short',
+                                     pytest.param(b"[" * 100_000, id="nested-100000")])
+def test_a_file_that_is_not_a_results_file_is_refused_and_left_as_it_is(tmp_path, capsys, content):
+    """`run --out notes.txt` truncated a one-line file (with or without its newline) and wrote records."""
+    from servicerobot.cli import main
+
+    out = tmp_path / "notes.txt"
+    out.write_bytes(content)
+    config = _write(tmp_path, json.dumps({**TINY, "seeds": [0]}))
+    assert main(["run", str(config), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "notes.txt" in err and "--out" in err and "Traceback" not in err
+    assert "abc123" not in err  # the file's content is never quoted: it may be a secret
+    assert out.read_bytes() == content
+    with pytest.raises(ResultsError, match="notes.txt"):
+        run_grid(parse_config(TINY), out, backend="serial")
+    assert out.read_bytes() == content
+
+
+def test_records_followed_by_a_line_of_ours_missing_is_refused_with_its_line_number(tmp_path):
+    out = tmp_path / "r.jsonl"
+    run_grid(parse_config({**TINY, "seeds": [0]}), out, backend="serial")
+    before = out.read_bytes()
+    for tail in (b"my notes\n", b"my notes", b'{"complete": "json but no key"}'):
+        out.write_bytes(before + tail)
+        with pytest.raises(ResultsError, match=r"line 2 is not a result record"):
+            run_grid(parse_config(TINY), out, backend="serial")
+        assert out.read_bytes() == before + tail
+
+
+def test_a_last_record_without_its_newline_gets_one_and_records_are_never_merged(tmp_path):
+    """The next record was appended onto the unterminated line: 1 of 3 records readable, and the next resume
+    dropped the merged line and ran both episodes again."""
+    config = parse_config({**TINY, "seeds": [0, 1, 2]})
+    out = tmp_path / "r.jsonl"
+    run_grid(config, out, backend="serial", limit=1)
+    out.write_bytes(out.read_bytes().rstrip(b"\n"))
+    assert finished_keys(out, repair=False) == {"tiny/small/oracle/0"}
+    assert run_grid(config, out, backend="serial", limit=1)["ran"] == 1
+    lines = out.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and [json.loads(x)["key"] for x in lines[:-1]] == ["tiny/small/oracle/0",
+                                                                              "tiny/small/oracle/1"]
+    assert run_grid(config, out, backend="serial") == {"total": 3, "skipped": 2, "ran": 1, "errors": 0}
+    assert run_grid(config, out, backend="serial")["ran"] == 0
+    assert len(out.read_text().splitlines()) == 3
+
+
+def test_a_torn_last_record_is_cut_and_its_episode_runs_again_saying_so(tmp_path, capsys):
+    config = parse_config({**TINY, "seeds": [0, 1]})
+    out = tmp_path / "r.jsonl"
+    run_grid(config, out, backend="serial", limit=1)
+    whole = out.read_bytes()
+    out.write_bytes(whole + whole[:200])  # a run stopped 200 bytes into its second record
+    assert run_grid(config, out, backend="serial")["ran"] == 1
+    assert "line 2 was a torn record" in capsys.readouterr().err
+    keys = [json.loads(line)["key"] for line in out.read_text().splitlines()]
+    assert keys == ["tiny/small/oracle/0", "tiny/small/oracle/1"]
+    # a torn line with no record before it: nothing shows the file is ours, so it is not cut
+    out.write_bytes(whole[:200])
+    with pytest.raises(ResultsError, match="line 1 is an incomplete JSON line and no result record precedes it"):
+        finished_keys(out)
+    assert out.read_bytes() == whole[:200]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/dev/zero, /dev/full, mkfifo")
+@pytest.mark.parametrize("target", ["/dev/zero", "/dev/full", "fifo", "folder", "zero-link"])
+def test_out_that_is_a_device_a_fifo_or_a_folder_is_refused_by_what_it_is(tmp_path, capsys, target):
+    """`--out /dev/zero` read 3.4 GB into memory (MemoryError in finished_keys); a FIFO blocked forever."""
+    from servicerobot.cli import main
+
+    path = {"fifo": tmp_path / "fifo", "folder": tmp_path / "folder", "zero-link": tmp_path / "r.jsonl"}.get(
+        target, Path(target))
+    if target == "fifo":
+        os.mkfifo(path)
+    elif target == "folder":
+        path.mkdir()
+    elif target == "zero-link":
+        path.symlink_to("/dev/zero")
+    tracemalloc.start()
+    with pytest.raises(ResultsError, match="must be a regular file|is a folder"):
+        finished_keys(path)
+    with pytest.raises(ResultsError, match="must be a regular file|is a folder"):
+        run_grid(parse_config(TINY), path, backend="serial")
+    assert tracemalloc.get_traced_memory()[1] < 50_000_000
+    tracemalloc.stop()
+    config = _write(tmp_path, json.dumps(TINY))
+    assert main(["run", str(config), "--out", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and ("regular file" in err or "folder" in err)
+
+
+def test_a_huge_line_or_name_is_refused_without_reading_it_whole(tmp_path, capsys):
+    from servicerobot.cli import main
+    from servicerobot.experiments.results_file import MAX_RECORD_BYTES
+
+    sparse = tmp_path / "sparse.jsonl"
+    with open(sparse, "wb") as f:  # 3 GB of zeros without a newline, taking no disk space
+        f.truncate(3 << 30)
+    tracemalloc.start()
+    with pytest.raises(ResultsError, match=f"line 1 is longer than {MAX_RECORD_BYTES:,} bytes"):
+        finished_keys(sparse)
+    assert tracemalloc.get_traced_memory()[1] < 3 * MAX_RECORD_BYTES
+    tracemalloc.stop()
+    config = _write(tmp_path, json.dumps(TINY))
+    code = main(["run", str(config), "--out", str(tmp_path / ("x" * 5000))])
+    err = capsys.readouterr().err
+    assert code == 2 and "File name too long" in err and "Traceback" not in err and len(err) < 1000
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/dev/zero, mkfifo")
+def test_report_refuses_a_device_or_a_fifo_unread(tmp_path):
+    from servicerobot.experiments.report_records import ReportError, load_records
+
+    os.mkfifo(tmp_path / "fifo")
+    for path, kind in ((Path("/dev/zero"), "character device"), (tmp_path / "fifo", "named pipe")):
+        with pytest.raises(ReportError, match=f"must be a regular file, not a {kind}"):
+            load_records(path)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_timeout_that_is_not_finite_is_refused_in_a_config_and_on_the_command_line(tmp_path, capsys, value):
+    """`agent.llm.timeout: .nan` and `--llm-timeout nan` were accepted silently."""
+    from servicerobot.cli import main
+
+    with pytest.raises(ConfigError, match=r"agent.llm.timeout must be a number of seconds > 0 \(finite, e.g. 30\)"):
+        parse_config({**TINY, "agent": {"llm": {"timeout": value}}})
+    with pytest.raises(ConfigError, match=r"agent.llm.backoff must be a float >= 0 \(finite\)"):
+        parse_config({**TINY, "agent": {"llm": {"backoff": value}}})
+    path = _write(tmp_path, "name: t\nseeds: [0]\nvariants: [oracle]\nagent: {llm: {timeout: .nan}}\n"
+                            "envs: [{name: s, kwargs: {size: small}}]\n")
+    assert main(["run", str(path), "--out", str(tmp_path / "r.jsonl")]) == 2
+    assert "agent.llm.timeout must be" in capsys.readouterr().err
+    config = _write(tmp_path, json.dumps(TINY))
+    assert main(["run", str(config), "--out", str(tmp_path / "r.jsonl"), f"--llm-timeout={value}"]) == 2
+    assert "command line: agent.llm.timeout must be" in capsys.readouterr().err
+    assert main(["demo", "--out", str(tmp_path / "demo"), "--no-video", f"--llm-timeout={value}"]) == 2
+    assert "demo: agent.llm.timeout must be" in capsys.readouterr().err
+    assert not (tmp_path / "demo").exists()

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
+import re
+import string
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable
@@ -27,13 +30,15 @@ from servicerobot.envs.world import NodeNeeds
 from servicerobot.errors import ServiceRobotError
 from servicerobot.experiments.config import EnvConfig
 from servicerobot.language.local_server import LOCAL_LLM_URL_VAR
+from servicerobot.limits import excerpt
 
 __all__ = ["EPISODES_PER_GPU_VAR", "LABEL_SHARE", "LLM_SERVERS_VAR", "LLM_SERVER_RESOURCE", "MODEL_URL_VARS",
-           "ClusterError", "ModelServers", "actor_options", "check_hosts", "describe_needs", "gpu_options", "gpu_share",
-           "hosts", "needs_of", "nodes_summary", "slots"]
+           "NODE_WAIT_VAR", "ClusterError", "ModelServers", "actor_options", "check_hosts", "describe_needs",
+           "gpu_options", "gpu_share", "hosts", "needs_of", "node_wait", "nodes_summary", "slots"]
 
 LLM_SERVERS_VAR = "SERVICEROBOT_LLM_SERVERS"  # where the model servers are (ModelServers.parse)
 EPISODES_PER_GPU_VAR = "SERVICEROBOT_EPISODES_PER_GPU"  # GPU episodes sharing one GPU at a time (default 1)
+NODE_WAIT_VAR = "SERVICEROBOT_RAY_NODE_WAIT"  # seconds to wait for a node that can run what is left (600)
 LLM_SERVER_RESOURCE = "llm_server"  # a node that serves a model: ray start --resources '{"llm_server": 1}'
 # A custom resource is asked for as a label (a node declaring 1 hosts up to 1,000 episodes at a time): it says
 # what is staged on a node, while CPUs and GPUs bound how many episodes run there.
@@ -85,6 +90,24 @@ def gpu_share(episodes_per_gpu: int | None = None) -> float:
     if isinstance(episodes_per_gpu, bool) or not isinstance(episodes_per_gpu, int) or not 1 <= episodes_per_gpu <= 100:
         raise ClusterError(f"episodes per GPU must be an integer in [1, 100], got {episodes_per_gpu!r}")
     return round(1.0 / episodes_per_gpu, 4)
+
+
+def node_wait(text: str | None = None) -> float:
+    """Seconds to wait for a node that can run what is left (`$SERVICEROBOT_RAY_NODE_WAIT`, default 600): a
+    finite number >= 0 in decimal notation.
+
+    Raises:
+        ClusterError: anything else ('abc', '0x10', '1,5', 'nan', '-1', blank), naming the variable.
+    """
+    text = os.environ.get(NODE_WAIT_VAR) if text is None else text
+    if text is None or text == "":
+        return 600.0
+    plain = re.fullmatch(r"\s*\+?(\d+\.?\d*|\.\d+)\s*", text, re.ASCII)  # not 0x10, 1,5, 1e3, nan
+    value = float(text) if plain else math.nan
+    if not math.isfinite(value):  # also 10**400 digits: inf
+        raise ClusterError(f"{NODE_WAIT_VAR} must be a number of seconds >= 0 (e.g. 600), got {excerpt(text)}; "
+                           "set it so, or unset it for the default of 600")
+    return value
 
 
 def actor_options(needs: NodeNeeds, share: float) -> dict[str, Any]:
@@ -178,6 +201,20 @@ def gpu_options(needs: NodeNeeds, gpu_ids: list[str]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- model servers
+def _check_placeholders(item: str) -> None:
+    """An item of `$SERVICEROBOT_LLM_SERVERS` may hold one placeholder, `{node_ip}`, and no other braces."""
+    try:
+        fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(item) if name is not None]
+    except ValueError as exc:  # a lone brace
+        raise ClusterError(f"{LLM_SERVERS_VAR}: {excerpt(item)}: {exc}; the only placeholder is {{node_ip}}, e.g. "
+                           "http://{node_ip}:8080/v1") from None
+    wrong = ["{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
+             for name, spec, conv in fields if name != "node_ip" or spec or conv]
+    if wrong:
+        raise ClusterError(f"{LLM_SERVERS_VAR}: {excerpt(item)}: unknown placeholder {excerpt(wrong[0])}; "
+                           "the only placeholder is {node_ip} (the node's IP), e.g. http://{node_ip}:8080/v1")
+
+
 @dataclass(frozen=True)
 class ModelServers:
     """Where the workers of a cluster find OpenAI-compatible model servers (llama.cpp, vLLM, ...).
@@ -209,9 +246,10 @@ class ModelServers:
             if not item:
                 continue
             ip, eq, url = item.partition("=")
+            _check_placeholders(item)
             if eq and not ip.startswith(("http://", "https://")):
                 if not url.startswith(("http://", "https://")):
-                    raise ClusterError(f"{LLM_SERVERS_VAR}: {item!r}: after 'IP=' give the server's URL "
+                    raise ClusterError(f"{LLM_SERVERS_VAR}: {excerpt(item)}: after 'IP=' give the server's URL "
                                        "(http://IP:PORT/v1)")
                 by_node.append((ip.strip(), url.strip()))
             elif not item.startswith(("http://", "https://")):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections import Counter
 from collections.abc import Sequence
@@ -299,8 +300,9 @@ def check_agent(agent: dict, source: str) -> None:
                 raise ConfigError(f"{source}: agent.llm.{key} must be a model name, got {excerpt(value)}")
             continue
         number = isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool)
-        if not number or value < 0 or (key == "timeout" and value == 0):
-            wanted = "a number of seconds > 0" if key == "timeout" else f"a {kind.__name__} >= 0"
+        if not number or not math.isfinite(value) or value < 0 or (key == "timeout" and value == 0):
+            wanted = "a number of seconds > 0 (finite, e.g. 30)" if key == "timeout" else \
+                f"a {kind.__name__} >= 0" + (" (finite)" if kind is float else "")
             raise ConfigError(f"{source}: agent.llm.{key} must be {wanted}, got {excerpt(value)}")
 
 

@@ -68,8 +68,10 @@ def run_demo(out: str | Path, episodes: int = 2, tasks: int = 3, size: str = "de
 
     import servicerobot  # noqa: F401
     from servicerobot.agent import ServiceAgent
+    from servicerobot.experiments.config import check_agent
     from servicerobot.experiments.episode import make_interpreter, why_failed
 
+    check_agent({"llm": llm or {}}, "demo")  # --llm-timeout nan is refused here, as in a config
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     env = gym.make("ServiceRobot-v0", size=size, n_tasks=tasks, render_mode="rgb_array" if video else None)

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from servicerobot.errors import ServiceRobotError
+from servicerobot.limits import read_bounded
+
+MAX_REPORT_BYTES = 1 << 30  # a results file a report reads (100,000 episodes of ~2 KB are 0.2 GB)
 
 
 class ReportError(ServiceRobotError, ValueError):
@@ -47,12 +50,10 @@ def load_records(path: str | Path) -> list[dict]:
     """Read episode records from a JSONL file; a corrupt *last* line (an interrupted run) is skipped
     with a `ReportWarning`, a corrupt line anywhere else raises `ReportError` naming file and line."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
+    try:  # a FIFO or a device (/dev/zero) is refused by what it is, unread
+        data = read_bounded(path, MAX_REPORT_BYTES, "results file", ReportError)
     except FileNotFoundError:
         raise ReportError(f"results file not found: {path}") from None
-    except IsADirectoryError:
-        raise ReportError(f"results path is a directory, not a JSONL file: {path}") from None
     except OSError as exc:
         raise ReportError(f"cannot read results file {path}: {exc}") from exc
     lines = [(no, raw) for no, raw in enumerate(data.split(b"\n"), start=1) if raw.strip()]

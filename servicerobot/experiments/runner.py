@@ -1,8 +1,9 @@
 """Run an experiment grid on a serial, process-pool or Ray back end into a resumable JSONL file.
 
 Each finished episode is appended as one JSON line (written whole, flushed and fsynced), so a killed run
-leaves at most a torn last line, which the next run drops before it resumes; episodes whose key is
-already in the file are skipped. Workers reuse one env per setting (`episode.make_env`).
+leaves at most a torn last line, which the next run cuts before it resumes; episodes whose key is
+already in the file are skipped. A file that is not a results file is refused untouched (`results_file`).
+Workers reuse one env per setting (`episode.make_env`).
 
 One run writes a results file at a time (an advisory lock: a second gets `ResultsError`). SIGTERM and
 SIGINT stop the run: pool workers are terminated (and die with their parent even on SIGKILL, on Linux),
@@ -12,7 +13,6 @@ records already written stay, and the next run resumes. A Ray address that does 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import platform
 import signal
@@ -29,6 +29,8 @@ from typing import Any
 from servicerobot.errors import DependencyNotInstalled, ServiceRobotError, install_hint
 from servicerobot.experiments.config import EpisodeSpec, ExperimentConfig
 from servicerobot.experiments.episode import run_episode
+from servicerobot.experiments.results_file import ResultsError, append_record, finished_keys
+from servicerobot.experiments.results_file import results_lock as _results_lock
 from servicerobot.language.local_server import WORKER_VAR
 
 __all__ = ["BACKENDS", "ResultsError", "RunInterrupted", "finished_keys", "run_grid", "run_metadata",
@@ -38,10 +40,6 @@ BACKENDS = ("serial", "process", "ray")
 # Fields that measure time (machine- and load-dependent) or say where an episode ran (`placement`, Ray): left
 # out when records are compared.
 TIMING_FIELDS = {"timing": None, "agent": ("planning_time",), "run": None, "placement": None}
-
-
-class ResultsError(ServiceRobotError):
-    """A results file cannot be read or continued (or another run is writing it)."""
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -75,41 +73,6 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def finished_keys(path: Path, repair: bool = True) -> set[str]:
-    """Keys of the episodes already in a results file; with `repair`, a torn last line (killed run) is cut
-    off (only under the file's lock: it may be a line another run is writing)."""
-    if not path.exists():
-        return set()
-    data = path.read_bytes()
-    keys: set[str] = set()
-    good_end = 0
-    lines = data.split(b"\n")
-    for i, line in enumerate(lines):
-        if not line.strip():
-            good_end += len(line) + (i < len(lines) - 1)
-            continue
-        try:
-            keys.add(json.loads(line)["key"])
-        except (ValueError, KeyError, TypeError) as exc:
-            if i < len(lines) - 1 and any(rest.strip() for rest in lines[i + 1:]):
-                raise ResultsError(f"{path}: line {i + 1} is not a result record ({exc}); the file is not "
-                                   "one this tool wrote, or was edited: fix or remove that line") from exc
-            break  # only the last line is torn: drop it
-        good_end += len(line) + (i < len(lines) - 1)
-    if repair and good_end < len(data):
-        with open(path, "r+b") as f:
-            f.truncate(good_end)
-    return keys
-
-
-def _append(path: Path, record: dict) -> None:
-    line = (json.dumps(record, sort_keys=True) + "\n").encode()
-    with open(path, "ab") as f:
-        f.write(line)
-        f.flush()
-        os.fsync(f.fileno())
-
-
 def run_grid(config: ExperimentConfig, out: str | Path, backend: str = "process", workers: int | None = None,
              ray_address: str | None = None, on_record: Callable[[dict], None] | None = None,
              limit: int | None = None, llm_servers: str | None = None,
@@ -140,32 +103,12 @@ def run_grid(config: ExperimentConfig, out: str | Path, backend: str = "process"
         kwargs = {"ray_address": ray_address, "llm_servers": llm_servers,
                   "episodes_per_gpu": episodes_per_gpu} if backend == "ray" else {}
         for record in runner(todo, run, workers or os.cpu_count() or 1, **kwargs):
-            _append(out, record)
+            append_record(out, record)
             counts["ran"] += 1
             counts["errors"] += record["status"] != "ok"
             if on_record is not None:
                 on_record(record)
         return counts
-
-
-@contextlib.contextmanager
-def _results_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock on the results file while a run writes it."""
-    try:
-        import fcntl
-    except ImportError:  # no flock (Windows): run without the lock
-        yield
-        return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ResultsError(f"{path} is being written by another `servicerobot run` (it holds the file's "
-                               "lock); wait for it to finish, or write to another file with --out") from None
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 @contextlib.contextmanager
@@ -301,7 +244,7 @@ def _ray(todo: list[EpisodeSpec], run: dict, workers: int, ray_address: str | No
     servers = cluster.ModelServers.parse(llm_servers if llm_servers is not None
                                          else os.environ.get(cluster.LLM_SERVERS_VAR))
     if node_wait is None:
-        node_wait = float(os.environ.get(NODE_WAIT_VAR) or 600)
+        node_wait = cluster.node_wait()
     started = False
     local = ray_address in (None, "local")
     if not ray.is_initialized():
@@ -331,9 +274,6 @@ def _ray(todo: list[EpisodeSpec], run: dict, workers: int, ray_address: str | No
     finally:
         if started:
             ray.shutdown()
-
-
-NODE_WAIT_VAR = "SERVICEROBOT_RAY_NODE_WAIT"  # seconds to wait for a node that can run what is left (600)
 
 
 class _Pool:

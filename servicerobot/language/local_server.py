@@ -415,12 +415,15 @@ MODES = ("choose", "generate")
 
 def served_model(url: str, timeout: float = 30.0) -> str:
     """The name the server at `url` answers to (its first model without a slot), else the default's."""
+    from servicerobot.limits import read_stream_bounded
+
     try:
         with urllib.request.urlopen(f"{url.rstrip('/')}/models", timeout=min(timeout, 30.0)) as response:
-            names = [m.get("id", "") for m in json.load(response).get("data", [])]
-    except (urllib.error.URLError, OSError, ValueError, AttributeError):
+            body = read_stream_bounded(response, 1 << 20, "/models answer", ValueError)  # one that never ends
+        names = [m.get("id", "") for m in json.loads(body).get("data", [])]
+    except (urllib.error.URLError, OSError, ValueError, AttributeError, TypeError, RecursionError):
         return DEFAULT_MODEL.name
-    return next((n for n in names if n and "/" not in n), DEFAULT_MODEL.name)
+    return next((n for n in names if isinstance(n, str) and n and "/" not in n), DEFAULT_MODEL.name)
 
 
 def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_retries: int = 1, max_facts: int = 40,

@@ -80,6 +80,7 @@ from servicerobot.pddl.writer import format_formula
 __all__ = [
     "DEFAULT_CPU_SECONDS",
     "DEFAULT_WORK",
+    "MAX_FILE_BYTES",
     "MAX_SEMANTIC_MAPPINGS",
     "MAX_TERMS",
     "EquivalenceUnknownError",
@@ -215,6 +216,10 @@ def _isomorphic(a: _Graph, b: _Graph) -> bool:
 
 MAX_SEMANTIC_MAPPINGS = 1000
 """The most init isomorphisms the semantic check of a disjunctive goal tries."""
+
+MAX_FILE_BYTES = 3 << 20
+"""The largest PDDL file `servicerobot equiv` reads (a 62,000-block problem): checking two such problems
+peaks at 0.82 GB RSS (docs/reliability.md), so a file that would need more is refused by its size, unread."""
 
 
 def _init_mappings(a: NormalProblem, b: NormalProblem) -> Iterator[dict[str, str]]:

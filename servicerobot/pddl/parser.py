@@ -10,9 +10,9 @@ from __future__ import annotations
 import functools
 import gc
 from os import PathLike
-from pathlib import Path
 
-from servicerobot.errors import PDDLParseError, PDDLSemanticError
+from servicerobot.errors import PDDLError, PDDLParseError, PDDLSemanticError
+from servicerobot.limits import read_bounded
 from servicerobot.pddl._formulas import FormulaReader, PDDLTypeError, article
 from servicerobot.pddl._reader import Reader, describe
 from servicerobot.pddl._suggest import did_you_mean
@@ -433,14 +433,18 @@ def _metric(rd: Reader, sections: dict[str, list[SList]]) -> str:
     return ""
 
 
-def read_pddl_file(path: str | PathLike) -> str:
-    """The text of a PDDL file, decoded as UTF-8.
+MAX_PDDL_BYTES = 8 << 20  # a PDDL file read from disk (a 100,000-block problem is 5 MB)
+
+
+def read_pddl_file(path: str | PathLike, cap: int = MAX_PDDL_BYTES) -> str:
+    """The text of a PDDL file, decoded as UTF-8, read through `limits.read_bounded`: a regular file of at
+    most `cap` bytes (a FIFO or a device such as /dev/zero is refused by what it is, unread).
 
     Raises:
         PDDLParseError: the file is not UTF-8 text (the message names the line and column of the first bad
-            byte). OSError: it cannot be read.
+            byte). PDDLError: it is not a regular file, or too large. OSError: it cannot be read.
     """
-    data = Path(path).read_bytes()
+    data = read_bounded(path, cap, "PDDL file", PDDLError)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
