@@ -9,7 +9,10 @@ Prints one JSON object:
   problem and the same action literals, measured side by side in one run (rounds alternate), as a ratio;
 - `planners`: Fast Downward (warm), builtin and LAPKT through our `Planner` interface on the first problems
   of every deterministic PDDLGym domain: solved / plan length / time per domain, each plan checked by our
-  validator and by VAL.
+  validator and by VAL;
+- `agent`: `ServiceAgent.from_env(env)` with Fast Downward on problem 0 of every deterministic domain: the
+  share of the problems Fast Downward solves that the agent solves by acting in the env (replanning when a
+  step does not lead where the plan said).
 
     python benchmarks/pddlgym.py [--quick] [--problems 2] [--timeout 10] [--steps 300]
 """
@@ -309,15 +312,55 @@ def planner_table(problems: int, timeout: float, planners: list[str], only: list
     return table
 
 
+def agent_table(timeout: float, only: list[str] | None = None, max_steps: int = 500) -> dict:
+    """`ServiceAgent.from_env` with Fast Downward (`lama-first`) on problem 0 of every deterministic registered
+    domain that ships problems (or `only` these): does Fast Downward solve the problem the first observation
+    states, and does the agent, planning, acting and replanning, reach the goal within `max_steps` steps?"""
+    from servicerobot import ServiceAgent
+    from servicerobot.planners import FastDownward
+
+    rows: dict[str, dict] = {}
+    for dname, spec in sorted(registered_domains().items()):
+        domain_file, problem_dir = spec.files()
+        if (only and dname not in only) or not any(problem_dir.glob("*.pddl")):
+            continue
+        if "probabilistic" in read_domain_text(domain_file)[0].lower():
+            continue
+        print(f"[agent] {dname}", file=sys.stderr, flush=True)
+        planner = FastDownward(alias="lama-first", timeout=timeout)
+        env = PDDLGymEnv(dname, problem_index=0)
+        obs, _ = env.reset(seed=0)
+        result = planner.solve(env.gym_domain.domain, env.planning_view().problem(obs))
+        row: dict = {"fd": result.status.value, "fd_plan_length": len(result.plan) if result.solved else None}
+        agent = ServiceAgent.from_env(env, planner=planner)
+        start, done, steps, invalid = time.perf_counter(), False, 0, 0
+        while not done and steps < max_steps and agent.failures == []:
+            obs, _, done, _, info = env.step(agent.act(obs))
+            steps += 1
+            invalid += info["action_error"] is not None
+        row.update(agent_solved=done, steps=steps, replans=agent.replans, invalid_steps=invalid,
+                   seconds=round(time.perf_counter() - start, 2))
+        if agent.failures:
+            row["agent_failure"] = agent.failures[0].reason
+        rows[dname] = row
+    fd = [n for n, r in rows.items() if r["fd"] == "solved"]
+    solved = [n for n in fd if rows[n]["agent_solved"]]
+    return {"planner": f"fast-downward lama-first, {timeout:g} s per call", "max_steps": max_steps,
+            "domains": len(rows), "fd_solved": len(fd), "agent_solved_of_fd": len(solved),
+            "share": round(len(solved) / len(fd), 3) if fd else None,
+            "agent_solved_total": sum(r["agent_solved"] for r in rows.values()), "rows": rows}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="first problem per folder, 100 steps, 3 domains")
+    parser.add_argument("--quick", action="store_true", help="first problem per folder, 100 steps, 3 domains "
+                        "(step rate and agent)")
     parser.add_argument("--problems", type=int, default=2, help="problems per domain for the planner table")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per planner call")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--planners", nargs="+", default=["fast-downward", "builtin", "lapkt"])
-    parser.add_argument("--sections", nargs="+", default=["parser", "step_rate", "agreement", "planners"])
+    parser.add_argument("--sections", nargs="+", default=["parser", "step_rate", "agreement", "planners", "agent"])
     parser.add_argument("--domains", nargs="+", help="only these domains (agreement, planners)")
     args = parser.parse_args(argv)
     if importlib.util.find_spec("pddlgym") is None:  # an optional part: `servicerobot bench` lists it as skipped
@@ -349,6 +392,8 @@ def main(argv: list[str] | None = None) -> None:
         out["planners"] = planner_table(problems, args.timeout, args.planners, args.domains)
         out["planners_note"] = ("pddlgym_planners (PDDLGym's FD/FF wrappers) is not on PyPI and downloads its "
                                 "planners at run time; it is not compared")
+    if "agent" in args.sections:
+        out["agent"] = agent_table(args.timeout, args.domains or (list(names) if args.quick else None))
     out["seconds"] = round(time.perf_counter() - start, 1)
     print(json.dumps(out))  # one line: `servicerobot bench` reads the last line
 

@@ -14,7 +14,7 @@ for _id, _world in (("ServiceRobot-v0", "household"), ("ServiceRobot-PyBullet-v0
         register(id=_id, entry_point="servicerobot.envs.core:make_env", kwargs={"world": _world})
 # PDDLGym's environments on our interpreter (docs/pddlgym.md); kwargs: domain, problem_index, test, ...
 if "ServiceRobot-PDDLGym-v0" not in registry:
-    register(id="ServiceRobot-PDDLGym-v0", entry_point="servicerobot.envs.pddlgym.env:PDDLGymEnv",
+    register(id="ServiceRobot-PDDLGym-v0", entry_point="servicerobot.envs.pddlgym.env:make_env",
              kwargs={"domain": "blocks", "problem_index": None})
 
 __all__ = ["ServiceAgent", "__version__"]

@@ -348,6 +348,15 @@ def test_serve_prints_the_url_and_stops_on_sigterm(tmp_path):
         pruned = model.score(messages, ['{"a": "yes"}', '{"a": "no"}', '{"a": "purple"}'], beam=1)
         assert sum(1 for lp in pruned.logprobs if lp) >= 1  # the beam keeps one path at each branching
         assert max(pruned.totals()) == pytest.approx(max(yes, no), abs=0.05)
+        kept = model.score(messages, ['{"a": "yes"}', '{"a": "no"}', '{"a": "purple"}'], beam=1, keep=[2])
+        assert kept.logprobs[2] and kept.totals()[2] == pytest.approx(purple, abs=0.25)  # never pruned (batching moves the float sums a little)
+        with pytest.raises(LanguageModelError, match="HTTP 422"):
+            model.score(messages, ['{"a": "yes"}', '{"a": "no"}'], beam=1, keep=[5])  # no such answer
+        hurried = model.score(messages, ['{"a": "yes"}', '{"a": "no"}', '{"a": "purple"}'], beam=3, keep=[2],
+                              budget=0.0)  # past its budget at once: only the likeliest path is finished
+        assert hurried.cut and sum(1 for lp in hurried.logprobs if lp) == 1
+        assert max(hurried.totals()) == pytest.approx(max(yes, no), abs=0.25)
+        assert not kept.cut
         with pytest.raises(LanguageModelError, match="HTTP 422"):
             model.score(messages, [""])  # an empty answer is refused with the reason
     finally:

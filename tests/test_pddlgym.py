@@ -1,7 +1,6 @@
 """ServiceRobot-PDDLGym-v0: PDDLGym's shipped environments on our interpreter, against pddlgym's own PDDLEnv.
 
-Skips without the `pddlgym` package (install: pip install --no-deps pddlgym==0.0.7 gym==0.26.2, plus
-scikit-image for pddlgym's own environments; see docs/pddlgym.md).
+Skips without the `pddlgym` package (install: python -m servicerobot.envs.pddlgym.install; see docs/pddlgym.md).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from gymnasium.utils.env_checker import check_env
 import servicerobot  # noqa: F401 - registers the ids
 
 if importlib.util.find_spec("pddlgym") is None:
-    pytest.skip("pddlgym is not installed (pip install --no-deps pddlgym gym)", allow_module_level=True)
+    pytest.skip("pddlgym is not installed (python -m servicerobot.envs.pddlgym.install)", allow_module_level=True)
 
 from servicerobot.envs.pddlgym import PDDLGymEnv, parse_literal, registered_domains
 from servicerobot.envs.pddlgym.files import read_domain_text
@@ -231,3 +230,20 @@ def test_rgb_array_is_pddlgym_own_drawing_of_the_same_state(name):
     expected = np.asarray(getattr(pddlgym.rendering, spec.render)(tobs.literals))[:, :, :3]
     frame = env.render()
     assert frame.shape == expected.shape and np.array_equal(frame, expected)
+
+
+@pytest.mark.parametrize("name", ["blocks", "gripper", "derivedblocks"])
+def test_service_agent_solves_problem_0_with_fast_downward(name):
+    # literals that trigger operators (blocks), operators as actions (gripper), derived predicates (derivedblocks)
+    from servicerobot import ServiceAgent
+    from servicerobot.planners import FastDownward
+
+    env = gym.make("ServiceRobot-PDDLGym-v0", domain=name, problem_index=0)
+    agent = ServiceAgent.from_env(env, planner=FastDownward(alias="lama-first", timeout=60))
+    obs, _ = env.reset(seed=0)
+    for _ in range(200):
+        obs, reward, terminated, _, info = env.step(agent.act(obs))
+        assert info["action_error"] is None
+        if terminated:
+            break
+    assert terminated and reward == 1.0 and agent.replans == 1 and not agent.failures

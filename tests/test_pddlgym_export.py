@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 if importlib.util.find_spec("pddlgym") is None:
-    pytest.skip("pddlgym is not installed (pip install --no-deps pddlgym gym)", allow_module_level=True)
+    pytest.skip("pddlgym is not installed (python -m servicerobot.envs.pddlgym.install)", allow_module_level=True)
 
 from servicerobot.envs.pddlgym import PDDLGymEnv
 from servicerobot.envs.pddlgym.export import export_household

@@ -19,7 +19,7 @@ from typing import Any
 from servicerobot.errors import SceneError
 from servicerobot.limits import excerpt
 
-__all__ = ["ENV_OPTIONS", "MAX_TASKS", "WORLDS", "WORLD_IDS", "Option", "OptionError", "check_env_options", "check_make_options",
+__all__ = ["ENV_OPTIONS", "MAX_TASKS", "OWN_TABLES", "WORLDS", "WORLD_IDS", "Option", "OptionError", "check_env_options", "check_make_options",
            "check_options", "defaults",
            "options_markdown", "world_options"]
 
@@ -321,16 +321,39 @@ def _build() -> dict[str, tuple[Option, ...]]:
     }
 
 
+def _pddlgym_options() -> tuple[Option, ...]:
+    """`ServiceRobot-PDDLGym-v0`'s options (not a world of `ServiceRobotEnv`: an env of its own)."""
+    return (
+        Option("domain", "text", "blocks", "a domain name as pddlgym registers it ('blocks', 'sokoban', ...)"),
+        Option("problem_index", "int", None, "fix the problem (index in the sorted problem files); None: one per "
+               "reset, as pddlgym draws it", low=0, high=MAX_PROBLEMS - 1, none_ok=True),
+        Option("test", "bool", False, "use the domain's `_test` problems (pddlgym's `PDDLEnv<Name>Test-v0`)"),
+        Option("operators_as_actions", "bool", None, "the operators are the actions (None: as pddlgym registers "
+               "the domain)", none_ok=True),
+        Option("dynamic_action_space", "bool", None, "`action_space.sample(obs)` draws only literals that change "
+               "the state (None: as pddlgym registers the domain)", none_ok=True),
+        Option("domain_file", "path", None, "a domain file outside pddlgym (then `domain` is ignored)", none_ok=True),
+        Option("problem_dir", "path", None, "the folder of problem files for `domain_file` (None: the domain "
+               "file's path without `.pddl`)", none_ok=True),
+        Option("render_mode", "choice", None, "'ansi' (the literals as text), 'rgb_array' (a drawing) or None",
+               choices=("ansi", "rgb_array"), none_ok=True),
+    )
+
+
+MAX_PROBLEMS = 100_000  # problem files in one folder
+
 WORLDS = ("household", "pybullet", "ai2thor", "habitat")
 WORLD_IDS = {"household": "ServiceRobot-v0", "pybullet": "ServiceRobot-PyBullet-v0",
              "ai2thor": "ServiceRobot-AI2THOR-v0", "habitat": "ServiceRobot-Habitat-v0"}  # registered ids
+# registered ids that are envs of their own (not `ServiceRobotEnv` worlds): id -> the name of their table
+OWN_TABLES = {"ServiceRobot-PDDLGym-v0": "pddlgym"}
 _TABLES: dict[str, tuple[Option, ...]] = {}
 
 
 def world_options(world: str) -> tuple[Option, ...]:
-    """The option spec of `world` (one of `WORLDS`)."""
+    """The option spec of `world` (one of `WORLDS`, or a table of `OWN_TABLES`: "pddlgym")."""
     if not _TABLES:
-        _TABLES.update(_build())
+        _TABLES.update(_build(), pddlgym=_pddlgym_options())
     if world not in _TABLES:
         raise OptionError(f"unknown world {excerpt(world)}; available: {list(WORLDS)}")
     return _TABLES[world]
@@ -375,9 +398,12 @@ def check_options(world: str, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_make_options(env_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """What `gym.make(env_id, **kwargs)` checks first: the options of the id's world (or of `kwargs["world"]`)."""
+    """What `gym.make(env_id, **kwargs)` checks first: the options of the id's world (or of `kwargs["world"]`),
+    or of the id's own table (`OWN_TABLES`)."""
     import gymnasium as gym
 
+    if env_id in OWN_TABLES:
+        return check_options(OWN_TABLES[env_id], kwargs)
     world = {**gym.spec(env_id).kwargs, **kwargs}.get("world", "household")
     if not isinstance(world, str):
         return check_env_options({k: v for k, v in kwargs.items() if k != "world"})
@@ -392,10 +418,11 @@ def options_markdown() -> str:
              "Every option `gym.make` takes, per world. A value outside its range raises `OptionError` (a",
              "`SceneError`) naming the option, what it may be and what it means, before anything is built;",
              "experiment configs check their env `kwargs` the same way when they load.", ""]
-    for world in WORLDS:
-        lines += [f"## `{WORLD_IDS[world]}` ({world} world)", "", "| option | default | allowed | meaning |",
-                  "|---|---|---|---|"]
-        for o in world_options(world):
+    titles = [(f"`{WORLD_IDS[world]}` ({world} world)", world) for world in WORLDS]
+    titles += [(f"`{env_id}` ({table}: an env of its own)", table) for env_id, table in OWN_TABLES.items()]
+    for title, table in titles:
+        lines += [f"## {title}", "", "| option | default | allowed | meaning |", "|---|---|---|---|"]
+        for o in world_options(table):
             default = "None" if o.default is None else repr(o.default)
             lines.append(f"| `{o.name}` | `{default}` | {o.allowed()} | {o.meaning} |".replace("\n", " "))
         lines.append("")

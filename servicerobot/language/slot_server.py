@@ -9,6 +9,8 @@ the prompt is evaluated on the cores idle just before each request, and tokens a
 on 2 idle cores 2 threads evaluated a prompt 1.9x as fast as 1 but generated only 1.2x as fast, while with
 more threads than free cores llama.cpp slows down 4-6x. Greedy answers under a grammar take the short
 path of `servicerobot.language.greedy_grammar` (the same tokens, 20 instead of ~29 ms each on one thread).
+Every request is checked first by `servicerobot.language.request_guard` (sizes, counts, grammars), and what
+llama.cpp could not run is answered 4xx with the reason.
 
     python -m servicerobot.language.slot_server --model M.gguf --alias NAME --slots kind,update --port 8000
 """
@@ -21,6 +23,7 @@ import sys
 import time
 
 from servicerobot.language import greedy_grammar
+from servicerobot.language.request_guard import RequestGuard
 
 __all__ = ["MAX_ANSWERS", "add_score_route", "idle_cores", "main", "usable_cores"]
 
@@ -141,7 +144,8 @@ def add_score_route(app, threads: int, most: int, verbose: bool = False) -> None
 
     scorers: dict[str, CandidateScorer] = {}
 
-    def run(llama_proxy, model: str | None, messages: list, answers: list, beam: int | None) -> dict:
+    def run(llama_proxy, model: str | None, messages: list, answers: list, beam: int | None,
+            keep: list[int], budget: float | None) -> dict:
         alias = model if model in llama_proxy._model_settings_dict else llama_proxy._default_model_alias
         llama = llama_proxy(alias)
         scorer = scorers.get(alias)
@@ -150,14 +154,14 @@ def add_score_route(app, threads: int, most: int, verbose: bool = False) -> None
         n = threads or _threads_for_now(most)
         scorer.set_threads(n)
         t0 = time.perf_counter()
-        scored = scorer.score(messages, answers, beam=beam)
+        scored = scorer.score(messages, answers, beam=beam, keep=keep, budget=budget)
         if verbose:
             print(f"score {alias}: {len(answers)} answers, {scored.prompt_tokens} prompt + "
                   f"{scored.candidate_tokens} candidate tokens, {n} thread(s), "
                   f"{time.perf_counter() - t0:.2f} s", file=sys.stderr, flush=True)
         return {"model": alias, "logprobs": scored.logprobs,
                 "usage": {"prompt_tokens": scored.prompt_tokens, "candidate_tokens": scored.candidate_tokens,
-                          "completion_tokens": 0}}
+                          "completion_tokens": 0, "cut": scored.cut}}
 
     @app.post("/v1/score", tags=["servicerobot"])
     async def score(body: dict = Body(...), llama_proxy=Depends(get_llama_proxy)) -> dict:  # noqa: B008
@@ -174,8 +178,17 @@ def add_score_route(app, threads: int, most: int, verbose: bool = False) -> None
         beam = body.get("beam")
         if beam is not None and (not isinstance(beam, int) or isinstance(beam, bool) or not 1 <= beam <= 64):
             raise HTTPException(422, f"beam must be an integer from 1 to 64, got {beam!r}")
+        keep = body.get("keep", [])
+        if not isinstance(keep, list) or not all(isinstance(i, int) and not isinstance(i, bool) and
+                                                 0 <= i < len(answers) for i in keep) or (keep and beam is None):
+            raise HTTPException(422, f"keep must be a list of answer indices (0..{len(answers) - 1}) given with "
+                                     f"beam, got {str(keep)[:80]}")
+        budget = body.get("budget_s")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or
+                                   not 0 <= budget <= 3600 or beam is None):
+            raise HTTPException(422, f"budget_s must be seconds from 0 to 3600 given with beam, got {str(budget)[:40]}")
         try:
-            return await run_in_threadpool(run, llama_proxy, model, messages, answers, beam)
+            return await run_in_threadpool(run, llama_proxy, model, messages, answers, beam, keep, budget)
         except ValueError as exc:  # too long for the scoring context, an unusable template
             raise HTTPException(422, str(exc)) from None
 
@@ -217,7 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     app = server_app.create_app(server_settings=ServerSettings(host=args.host, port=args.port),
                                 model_settings=models)
     add_score_route(app, args.threads, most, args.verbose)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    # every request is checked before llama.cpp sees it; /v1/models is answered without waiting for the model
+    guarded = RequestGuard(app, models=[m.model_alias for m in models])
+    uvicorn.run(guarded, host=args.host, port=args.port, log_level="warning")
     return 0
 
 

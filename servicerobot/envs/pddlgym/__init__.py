@@ -7,10 +7,16 @@ its own renderers and environments, which the tests and benchmarks compare again
 """
 
 from servicerobot.envs.pddlgym.env import LiteralSpace, PDDLGymEnv, load_domain, observation_state
-from servicerobot.envs.pddlgym.files import PDDLGymMissingError, PDDLGymSpec, pddlgym_root, registered_domains
+from servicerobot.envs.pddlgym.files import (
+    PDDLGymDialectError,
+    PDDLGymFileError,
+    PDDLGymMissingError,
+    PDDLGymSpec,
+    pddlgym_root,
+    registered_domains,
+)
 from servicerobot.envs.pddlgym.task import (
     Operator,
-    PDDLGymDialectError,
     PDDLGymDomain,
     PDDLGymTask,
     parse_literal,
@@ -22,6 +28,7 @@ __all__ = [
     "PDDLGymDialectError",
     "PDDLGymDomain",
     "PDDLGymEnv",
+    "PDDLGymFileError",
     "PDDLGymMissingError",
     "PDDLGymSpec",
     "PDDLGymTask",

@@ -17,14 +17,17 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from servicerobot.envs.pddlgym.files import PDDLGymSpec, registered_domains
-from servicerobot.envs.pddlgym.task import PDDLGymDomain, PDDLGymTask
+from servicerobot.envs.options import OptionError, check_options
+from servicerobot.envs.pddlgym.files import PDDLGymFileError, PDDLGymSpec, registered_domains
+from servicerobot.envs.pddlgym.planning import LiteralPlanning
+from servicerobot.envs.pddlgym.task import PDDLGymDomain, PDDLGymTask, observation_state
 from servicerobot.errors import ActionError
+from servicerobot.limits import excerpt, shorten
 from servicerobot.pddl._suggest import did_you_mean
 from servicerobot.pddl.atoms import Atom, State
 from servicerobot.pddl.writer import format_formula
 
-__all__ = ["LiteralSpace", "PDDLGymEnv", "load_domain", "observation_state"]
+__all__ = ["LiteralSpace", "PDDLGymEnv", "load_domain", "make_env", "observation_state"]
 
 CHARSET = frozenset(chr(c) for c in range(32, 127)) | {"\n"}
 _MAX_TEXT = 1 << 22
@@ -40,6 +43,7 @@ def load_domain(domain: str = "blocks", test: bool = False, operators_as_actions
     Raises:
         PDDLGymMissingError: a name was given and pddlgym is not installed.
         ValueError: no registered domain has that name.
+        PDDLGymFileError: a file or folder cannot be read (see `files.read_pddl_file`).
     """
     if domain_file is not None:
         spec = PDDLGymSpec(Path(domain_file).stem, bool(operators_as_actions), False, None)
@@ -48,7 +52,7 @@ def load_domain(domain: str = "blocks", test: bool = False, operators_as_actions
         table = registered_domains()
         spec = table.get(str(domain).lower())
         if spec is None:
-            raise ValueError(f"unknown PDDLGym domain {domain!r}{did_you_mean(str(domain).lower(), table)}; "
+            raise ValueError(f"unknown PDDLGym domain {excerpt(domain)}{did_you_mean(str(domain).lower(), table)}; "
                              f"pddlgym registers {len(table)}: {', '.join(sorted(table))}")
         files = spec.files(test)
         if operators_as_actions is not None:
@@ -58,12 +62,6 @@ def load_domain(domain: str = "blocks", test: bool = False, operators_as_actions
     if found is None:
         found = _DOMAINS[key] = PDDLGymDomain(*files, operators_as_actions=spec.operators_as_actions)
     return found, spec
-
-
-def observation_state(obs: dict) -> frozenset[Atom]:
-    """The atoms of an observation's `literals` text (one `(p a b)` per line)."""
-    return frozenset(Atom(p[0], tuple(p[1:])) for p in (line.strip()[1:-1].split()
-                                                         for line in obs["literals"].splitlines()) if p)
 
 
 class LiteralSpace(spaces.Text):
@@ -107,10 +105,15 @@ class PDDLGymEnv(gym.Env):
         domain: a PDDLGym domain name (`"blocks"`, `"sokoban"`, ...; see `registered_domains()`).
         problem_index: fix the problem (PDDLGym's `fix_problem_index`); None picks one per reset.
         test: use the `_test` problems (PDDLGym's `PDDLEnv<Name>Test-v0`).
-        operators_as_actions / dynamic_action_space: override PDDLGym's registration of the domain.
-        domain_file, problem_dir: a domain outside the package (then `domain` is ignored).
+        operators_as_actions: override PDDLGym's registration of the domain (None: as registered).
+        dynamic_action_space: override PDDLGym's registration of the domain (None: as registered).
+        domain_file: a domain outside the package (then `domain` is ignored).
+        problem_dir: the folder of that domain's problems (default: `domain_file` without its suffix).
         render_mode: `"ansi"` (the literals as text) or `"rgb_array"` (PDDLGym's drawing when pddlgym
             imports and draws this domain, else the literals drawn as text).
+
+    Every option is checked by `servicerobot.envs.options` (table "pddlgym", docs/options.md) first: a wrong
+    type, range or name raises `OptionError`; an unreadable file `PDDLGymFileError`.
     """
 
     metadata: ClassVar[dict] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -118,16 +121,18 @@ class PDDLGymEnv(gym.Env):
     def __init__(self, domain: str = "blocks", problem_index: int | None = None, test: bool = False,
                  operators_as_actions: bool | None = None, dynamic_action_space: bool | None = None,
                  domain_file: str | Path | None = None, problem_dir: str | Path | None = None,
-                 render_mode: str | None = None):
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self.gym_domain, self.spec_pddlgym = load_domain(domain, test, operators_as_actions, domain_file, problem_dir)
+                 render_mode: str | None = None, **unknown: object):
+        opts = check_options("pddlgym", {
+            "domain": domain, "problem_index": problem_index, "test": test,
+            "operators_as_actions": operators_as_actions, "dynamic_action_space": dynamic_action_space,
+            "domain_file": domain_file, "problem_dir": problem_dir, "render_mode": render_mode, **unknown})
+        domain, problem_index, render_mode = opts["domain"], opts["problem_index"], opts["render_mode"]
+        operators_as_actions, dynamic_action_space = opts["operators_as_actions"], opts["dynamic_action_space"]
+        self.gym_domain, self.spec_pddlgym = load_domain(domain, opts["test"], operators_as_actions,
+                                                         opts["domain_file"], opts["problem_dir"])
         if not self.gym_domain.problem_files:
-            raise ValueError(f"{self.gym_domain.problem_dir} has no problem files")
-        if problem_index is not None and not 0 <= problem_index < len(self.gym_domain.problem_files):
-            raise ValueError(f"problem_index {problem_index} is out of range: {self.gym_domain.problem_dir} has "
-                             f"{len(self.gym_domain.problem_files)} problems")
-        self.problem_index = problem_index
+            raise PDDLGymFileError(f"{shorten(str(self.gym_domain.problem_dir), 200)} has no problem files (*.pddl)")
+        self.problem_index = self._checked_index(problem_index)
         self.render_mode = render_mode
         dynamic = self.spec_pddlgym.dynamic_action_space if dynamic_action_space is None else dynamic_action_space
         self.observation_space = spaces.Dict({
@@ -146,11 +151,15 @@ class PDDLGymEnv(gym.Env):
         """Start an episode on the fixed problem, or on the one PDDLGym would pick for this seed."""
         super().reset(seed=seed)
         if seed is not None:
-            self._problem_rng = np.random.RandomState(seed)
+            # pddlgym draws the problem with RandomState(seed), which takes seeds below 2**32: a larger seed is
+            # given as its 32-bit words
+            words = [(seed >> shift) & 0xFFFFFFFF for shift in range(0, max(seed.bit_length(), 1), 32)]
+            self._problem_rng = np.random.RandomState(seed if seed < 1 << 32 else words)
             self.action_space.seed(seed)
         index = self.problem_index
         if options and "problem_index" in options:
-            index = int(options["problem_index"])
+            index = self._checked_index(check_options("pddlgym", {"problem_index": options["problem_index"]})
+                                        ["problem_index"])
         if index is None:
             index = int(self._problem_rng.choice(len(self.gym_domain.problem_files)))
         task = self._tasks.get(index)
@@ -186,11 +195,23 @@ class PDDLGymEnv(gym.Env):
         return render_literals(self.spec_pddlgym.render, literals, self.task.objects)
 
     # ------------------------------------------------------------------ helpers
+    def _checked_index(self, index: int | None) -> int | None:
+        count = len(self.gym_domain.problem_files)
+        if index is not None and index >= count:
+            folder = shorten(str(self.gym_domain.problem_dir), 200)
+            raise OptionError(f"problem_index {index} is out of range: {folder} has {count} problems (0 to {count - 1})")
+        return index
+
     def valid_actions(self) -> list[str]:
         """The action literals that change the current state (PDDLGym's dynamic action space), sorted."""
         if self.task is None:
             raise RuntimeError("call reset() before valid_actions()")
         return self.task.valid_literals(self.state)
+
+    def planning_view(self) -> LiteralPlanning:
+        """What `ServiceAgent.from_env` plans with: this env's executable domain, the problem an observation
+        states, and the literal for a planned step (`servicerobot.envs.pddlgym.planning`)."""
+        return LiteralPlanning(self.gym_domain)
 
     @property
     def literals(self) -> frozenset[Atom]:
@@ -205,3 +226,9 @@ class PDDLGymEnv(gym.Env):
         return {"problem_file": str(self.gym_domain.problem_files[self._index]),
                 "domain_file": str(self.gym_domain.domain_file), "problem_index": self._index,
                 "action_error": error}
+
+
+def make_env(**options: object) -> PDDLGymEnv:
+    """The registered id's entry point: `PDDLGymEnv(**options)`. A function rather than the class, so that
+    `gym.make` leaves `render_mode` to the env's option check (as `servicerobot.envs.core.make_env`)."""
+    return PDDLGymEnv(**options)

@@ -14,18 +14,48 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from servicerobot.errors import DependencyNotInstalled, install_hint
+from servicerobot.errors import DependencyNotInstalled, PDDLSemanticError, ServiceRobotError, install_hint
+from servicerobot.limits import excerpt, read_text_bounded, shorten
 from servicerobot.pddl.sexpr import SList, Token, parse_sexpr
 
-__all__ = ["PDDLGymMissingError", "PDDLGymSpec", "pddlgym_root", "read_domain_text", "registered_domains",
-           "sexpr_text", "split_probabilistic"]
+__all__ = ["MAX_DOMAIN_BYTES", "MAX_OUTCOMES", "MAX_PROBLEM_BYTES", "PDDLGymFileError", "PDDLGymMissingError",
+           "PDDLGymSpec", "pddlgym_root", "read_domain_text", "read_pddl_file", "registered_domains", "sexpr_text",
+           "split_probabilistic"]
 
-INSTALL_HINT = (f'{install_hint("pddlgym")}, then pip install --no-deps "pddlgym==0.0.7" "gym==0.26.2" '
-                '(pddlgym pins pillow<10; docs/pddlgym.md)')
+# pddlgym's largest files: a 9.7 KB domain (navigation10), a 1.3 MB problem (manyferry_test)
+MAX_DOMAIN_BYTES = 256 << 10
+MAX_PROBLEM_BYTES = 4 << 20
+MAX_OUTCOMES = 1024  # deterministic actions one probabilistic action is split into
+
+INSTALL_HINT = (f'{install_hint("pddlgym")}, then python -m servicerobot.envs.pddlgym.install (pddlgym pins '
+                'pillow<10: it installs its wheel with that pin relaxed; docs/pddlgym.md)')
 
 
 class PDDLGymMissingError(DependencyNotInstalled):
     """The `pddlgym` package (whose PDDL files these environments read) is not installed."""
+
+
+class PDDLGymFileError(ServiceRobotError, ValueError):
+    """A domain file or problem folder that cannot be read: missing, not a regular file (a folder, a FIFO,
+    a device), over the size limit, or not UTF-8 text."""
+
+
+class PDDLGymDialectError(PDDLSemanticError):
+    """A PDDLGym domain that breaks its own conventions (an action predicate used outside a top-level
+    precondition conjunct, no action predicate at all, probabilities that are not probabilities, or
+    more outcomes than `MAX_OUTCOMES`)."""
+
+
+def read_pddl_file(path: str | Path, cap: int, what: str) -> str:
+    """The text of a PDDL file, read through `limits.read_text_bounded` (regular files of at most `cap` bytes).
+
+    Raises:
+        PDDLGymFileError: the file is missing, not a regular file, too large or not UTF-8.
+    """
+    try:
+        return read_text_bounded(path, cap, what, PDDLGymFileError)
+    except FileNotFoundError:
+        raise PDDLGymFileError(f"{shorten(str(path), 200)}: the {what} does not exist") from None
 
 
 @dataclass(frozen=True)
@@ -82,7 +112,7 @@ def registered_domains() -> dict[str, PDDLGymSpec]:
     if _REGISTERED is not None:
         return _REGISTERED
     init = pddlgym_root().parent / "__init__.py"
-    tree = ast.parse(init.read_text(encoding="utf-8"))
+    tree = ast.parse(read_pddl_file(init, MAX_PROBLEM_BYTES, "pddlgym package's __init__.py"))
     found: dict[str, PDDLGymSpec] = {}
     for node in ast.walk(tree):
         if not (isinstance(node, ast.For) and isinstance(node.iter, ast.List)):
@@ -119,12 +149,13 @@ def sexpr_text(expr: SList | Token) -> str:
 
 
 def read_domain_text(path: Path) -> tuple[str, tuple[str, ...], list[str]]:
-    """(text, action predicate names from the `; (:actions ...)` comment, repairs applied) for a domain file.
+    """(text, action predicate names from the `; (:actions ...)` comment, repairs applied) for a domain file,
+    read with `read_pddl_file` (which raises `PDDLGymFileError`).
 
     Repairs: closing parentheses missing at the end of the file (PDDLGym's parser stops at the last action
     and never looks), and a type glued to its dash in a parameter list (`?obj -ball`).
     """
-    raw = path.read_text(encoding="utf-8")
+    raw = read_pddl_file(path, MAX_DOMAIN_BYTES, "domain file")
     match = _ACTIONS.search(raw)
     action_names = tuple(match.group(1).lower().split()) if match else ()
     repairs: list[str] = []
@@ -165,21 +196,20 @@ def split_probabilistic(text: str) -> tuple[str, dict[str, tuple[tuple[float, st
         fixed: list = []
         for item in items:
             if isinstance(item, list) and item and item[0] == "probabilistic":
-                options, total = [], 0.0
-                for i in range(1, len(item) - 1, 2):
-                    p = float(item[i])
-                    total += p
-                    body = item[i + 1]
-                    options.append((p, list(body[1:]) if isinstance(body, list) and body and body[0] == "and"
-                                    else [body]))
-                if total < 1 - 1e-12:
-                    options.append((1 - total, []))
-                choices.append(options)
+                choices.append(_outcomes(name, item))
             elif item is not None:
                 fixed.append(item)
         if not choices:
             new_body.append(part)
             continue
+        count = _product(len(options) for options in choices)  # counted before the product is built
+        if count > MAX_OUTCOMES:
+            sizes = " x ".join(str(len(o)) for o in choices[:8]) + (" x ..." if len(choices) > 8 else "")
+            shown = f"{count:,}" if count < 10 ** 18 else f"over 2^{count.bit_length() - 1}"
+            raise PDDLGymDialectError(
+                f"action {excerpt(name)}: its {len(choices)} probabilistic effects have {sizes} outcomes, "
+                f"{shown} together, over the limit of {MAX_OUTCOMES:,} deterministic actions; merge the "
+                "effects into fewer (probabilistic ...) blocks")
         combos: list[tuple[float, list]] = [(1.0, [])]
         for options in choices:
             combos = [(p * q, lits + more) for p, lits in combos for q, more in options]
@@ -192,3 +222,39 @@ def split_probabilistic(text: str) -> tuple[str, dict[str, tuple[tuple[float, st
         outcomes[name] = tuple(variants)
     new_text = sexpr_text(new_body).replace(":probabilistic-effects", "")
     return new_text, outcomes
+
+
+def _product(numbers) -> int:
+    out = 1
+    for n in numbers:
+        out *= n
+    return out
+
+
+def _outcomes(action: str, item: list) -> list[tuple[float, list]]:
+    """The (probability, effect literals) of one `(probabilistic p1 e1 ...)`, "no change" added for 1 - sum.
+
+    Raises:
+        PDDLGymDialectError: a probability that is not a number in [0, 1], a missing effect, or a sum over 1.
+    """
+    if len(item) % 2 == 0:
+        raise PDDLGymDialectError(f"action {excerpt(action)}: (probabilistic ...) must alternate probabilities "
+                                  f"and effects, got {excerpt(sexpr_text(item))}")
+    options, total = [], 0.0
+    for i in range(1, len(item) - 1, 2):
+        try:
+            p = float(str(item[i]))
+        except ValueError:
+            p = float("nan")
+        if not 0.0 <= p <= 1.0:  # also refuses nan
+            raise PDDLGymDialectError(f"action {excerpt(action)}: probability {excerpt(str(item[i]))} must be a "
+                                      "number in [0, 1]")
+        total += p
+        body = item[i + 1]
+        options.append((p, list(body[1:]) if isinstance(body, list) and body and body[0] == "and" else [body]))
+    if total > 1 + 1e-9:
+        raise PDDLGymDialectError(f"action {excerpt(action)}: the probabilities of one (probabilistic ...) add up "
+                                  f"to {total:g}, over 1")
+    if total < 1 - 1e-12:
+        options.append((1 - total, []))
+    return options

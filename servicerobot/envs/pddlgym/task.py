@@ -20,24 +20,38 @@ from pathlib import Path
 
 import numpy as np
 
-from servicerobot.envs.pddlgym.files import read_domain_text, split_probabilistic
-from servicerobot.errors import ActionError, PDDLSemanticError
+from servicerobot.envs.pddlgym.files import (
+    MAX_PROBLEM_BYTES,
+    PDDLGymDialectError,
+    PDDLGymFileError,
+    read_domain_text,
+    read_pddl_file,
+    split_probabilistic,
+)
+from servicerobot.errors import ActionError
+from servicerobot.limits import excerpt, shorten
 from servicerobot.pddl._suggest import did_you_mean, name_list
 from servicerobot.pddl.atoms import Atom, State
 from servicerobot.pddl.explain import conjuncts
 from servicerobot.pddl.interpreter import GroundAction, Interpreter
 from servicerobot.pddl.model import TRUE, Action, And, AtomF, Exists, Forall, Imply, Not, Or, Problem
 from servicerobot.pddl.parser import parse_domain, parse_problem
+from servicerobot.pddl.successors import CHECK_EVERY, candidate_arguments
 
-__all__ = ["Operator", "PDDLGymDialectError", "PDDLGymDomain", "PDDLGymTask", "parse_literal"]
+__all__ = ["Operator", "PDDLGymDialectError", "PDDLGymDomain", "PDDLGymTask", "literal_text", "observation_state",
+           "parse_literal"]
 
 _PDDLGYM_FORM = re.compile(r"^\s*([^\s()]+)\((.*)\)\s*$")
 _FREE_PRODUCT_LIMIT = 64  # candidate bindings enumerated once per literal; beyond this, joined with the state
+MAX_UNBOUND = 100_000  # values of the parameters that neither a literal nor a precondition fact binds
+MAX_JOIN_STEPS = 500_000  # steps of the join that lists the literals valid in a state (shipped domains: <= 100k)
+MAX_LITERAL_CHARS = 4096  # an action literal's text
 
 
-class PDDLGymDialectError(PDDLSemanticError):
-    """A PDDLGym domain that breaks its own conventions (an action predicate used outside a top-level
-    precondition conjunct, or a domain without any action predicate)."""
+def observation_state(obs: dict) -> frozenset[Atom]:
+    """The atoms of an observation's `literals` text (one `(p a b)` per line)."""
+    return frozenset(Atom(p[0], tuple(p[1:])) for p in (line.strip()[1:-1].split()
+                                                         for line in obs["literals"].splitlines()) if p)
 
 
 @dataclass(frozen=True)
@@ -85,6 +99,7 @@ class PDDLGymDomain:
 
     Raises:
         PDDLError: the domain file is not PDDL our parser reads; `PDDLGymDialectError` for dialect misuse.
+        PDDLGymFileError: the domain file cannot be read or the problem folder is not a folder.
     """
 
     def __init__(self, domain_file: str | Path, problem_dir: str | Path, operators_as_actions: bool = False):
@@ -92,6 +107,10 @@ class PDDLGymDomain:
         self.problem_dir = Path(problem_dir)
         self.operators_as_actions = operators_as_actions
         text, names, repairs = read_domain_text(self.domain_file)
+        if not self.problem_dir.is_dir():
+            what = "it is not a folder" if self.problem_dir.exists() else "no such folder"
+            raise PDDLGymFileError(f"{shorten(str(self.problem_dir), 200)} has no problem files ({what}); give "
+                                   "problem_dir=<the folder of the problem .pddl files>")
         outcomes: dict[str, tuple[tuple[float, str], ...]] = {}
         if "probabilistic" in text.lower():
             text, outcomes = split_probabilistic(text)
@@ -148,6 +167,7 @@ class PDDLGymDomain:
         Raises:
             IndexError: no such problem.
             PDDLError: the problem file is not PDDL our parser reads.
+            PDDLGymFileError: it cannot be read (not a regular file, too large, not UTF-8).
         """
         if not 0 <= index < len(self.problem_files):
             raise IndexError(f"problem_index {index} is out of range: {self.problem_dir} has "
@@ -155,8 +175,8 @@ class PDDLGymDomain:
         found = self._problems.get(index)
         if found is None:
             path = self.problem_files[index]
-            found = self._problems[index] = parse_problem(path.read_text(encoding="utf-8"), self.domain,
-                                                          source=str(path))
+            text = read_pddl_file(path, MAX_PROBLEM_BYTES, "problem file")
+            found = self._problems[index] = parse_problem(text, self.domain, source=str(path))
         return found
 
     def task(self, index: int) -> PDDLGymTask:
@@ -179,17 +199,20 @@ def parse_literal(text: object) -> tuple[str, tuple[str, ...]]:
     """
     if not isinstance(text, str):
         text = str(text)  # a pddlgym Literal
+    if len(text) > MAX_LITERAL_CHARS:
+        raise ActionError(f"an action literal of {len(text):,} characters is over the limit of {MAX_LITERAL_CHARS:,}: "
+                          f"{excerpt(text)}")
     match = _PDDLGYM_FORM.match(text)
     if match and not text.lstrip().startswith("("):
         args = [a.split(":", 1)[0].strip().lower() for a in match.group(2).split(",")] if match.group(2).strip() else []
         if any(not a or " " in a for a in args):
-            raise ActionError(f"expected an action literal like 'stack(a,b)', got {text!a}")
+            raise ActionError(f"expected an action literal like 'stack(a,b)', got {excerpt(text)}")
         return match.group(1).lower(), tuple(args)
     body = text.strip()
     if body.startswith("(") and body.endswith(")"):
         body = body[1:-1]
     if "(" in body or ")" in body or not body.split():
-        raise ActionError(f"expected one action literal like '(stack a b)' or 'stack(a,b)', got {text!a}")
+        raise ActionError(f"expected one action literal like '(stack a b)' or 'stack(a,b)', got {excerpt(text)}")
     words = body.lower().split()
     return words[0], tuple(words[1:])
 
@@ -225,13 +248,13 @@ class PDDLGymTask:
         """None if `(name args...)` is a well-formed action literal of this problem, else why not."""
         params = self.gym_domain.action_predicates.get(name)
         if params is None:
-            return (f"unknown action predicate {name!a}{did_you_mean(name, self.gym_domain.action_predicates)}; "
+            return (f"unknown action predicate {excerpt(name)}{did_you_mean(name, self.gym_domain.action_predicates)}; "
                     f"the action predicates are {name_list(self.gym_domain.action_predicates)}")
         if len(args) != len(params):
             return f"wrong arity: {name} takes {len(params)} argument(s), got {len(args)}"
         for arg in args:
             if arg not in self.objects:
-                return f"unknown object {arg!a}{did_you_mean(arg, self.objects)}"
+                return f"unknown object {excerpt(arg)}{did_you_mean(arg, self.objects)}"
         return None
 
     def _bindings(self, op: Operator, args: tuple[str, ...], state: State) -> Iterator[tuple[str, ...]]:
@@ -280,6 +303,7 @@ class PDDLGymTask:
                     self.objects[arg], params[term])):
                 return
         action = self.gym_domain.domain.actions[op.outcomes[0][1]]
+        self._refuse_unbound(action, set(binding))
         atoms = [c for c in conjuncts(action.precondition) if isinstance(c, AtomF)]
         facts: dict[str, list[tuple[str, ...]]] = {}
         for atom in self.literals(state):
@@ -315,6 +339,20 @@ class PDDLGymTask:
                 seen.add(found)
                 yield found
 
+    def _refuse_unbound(self, action: Action, bound: set[str]) -> None:
+        """ActionError when the parameters of `action` that neither `bound` nor a top-level positive precondition
+        atom binds take more than `MAX_UNBOUND` values together (counted, never listed)."""
+        in_atoms = {t for c in conjuncts(action.precondition) if isinstance(c, AtomF) for t in c.terms}
+        free = [(v, t) for v, t in action.params if v not in bound and v not in in_atoms]
+        count = 1
+        for _, typ in free:
+            count *= len(self.interpreter.universe.of_type(typ))
+        if count > MAX_UNBOUND:
+            names = ", ".join(v for v, _ in free[:8]) + (", ..." if len(free) > 8 else "")
+            raise ActionError(f"operator {excerpt(action.name)} has {len(free)} parameter(s) ({names}) that neither "
+                              f"the action literal nor a precondition fact binds: {count:,} combinations, over the "
+                              f"limit of {MAX_UNBOUND:,}; bind them in the action literal or a precondition")
+
     def resolve(self, name: str, args: tuple[str, ...], state: State) -> tuple[tuple[float, GroundAction], ...]:
         """The outcomes of the first operator (file order) that the literal triggers in `state`, with the
         first binding (sorted) of its free parameters; empty if the literal changes nothing (PDDLGym's
@@ -342,7 +380,7 @@ class PDDLGymTask:
         outcomes = self.resolve(name, args, state)
         if not outcomes:
             ops = self.gym_domain.operators.get(name, ())
-            return state, (f"no operator's precondition holds for {_shown(name, args)}"
+            return state, (f"no operator's precondition holds for {literal_text(name, args)}"
                            f" (operators: {', '.join(op.name for op in ops) or 'none'})")
         if len(outcomes) == 1:
             ga = outcomes[0][1]
@@ -357,10 +395,8 @@ class PDDLGymTask:
         like PDDLGym's action spaces, literals that repeat an object are left out."""
         found: set[tuple[str, tuple[str, ...]]] = set()
         by_action = {op.outcomes[0][1]: op for ops in self.gym_domain.operators.values() for op in ops}
-        for ga in self.interpreter.applicable_actions(state):
-            op = by_action.get(ga.name)
-            if op is None:
-                continue
+        for ga in self._applicable(state, by_action):
+            op = by_action[ga.name]
             if op.trigger is None:
                 literal = (op.name, ga.args)
             else:
@@ -368,7 +404,35 @@ class PDDLGymTask:
                 literal = (atom.predicate, atom.args)
             if len(set(literal[1])) == len(literal[1]):
                 found.add(literal)
-        return [_shown(n, a) for n, a in sorted(found)]
+        return [literal_text(n, a) for n, a in sorted(found)]
+
+    def _applicable(self, state: State, names) -> Iterator[GroundAction]:
+        """The applicable ground actions of the actions `names` (the successor join of `pddl.successors`, its
+        unbound parameters counted first and its steps bounded by `MAX_JOIN_STEPS`).
+
+        Raises:
+            ActionError: an action has too many unbound parameter values, or the join takes too many steps.
+        """
+        actions = [a for a in self.gym_domain.domain.actions.values() if a.name in names]
+        for action in actions:
+            self._refuse_unbound(action, set())
+        full = self.literals(state)
+        facts: dict[str, list[tuple[str, ...]]] = {}
+        for atom in full:
+            facts.setdefault(atom.predicate, []).append(atom.args)
+        checks = [0]
+
+        def check() -> None:
+            checks[0] += 1
+            if checks[0] * CHECK_EVERY > MAX_JOIN_STEPS:
+                raise ActionError(f"listing the valid literals took over {MAX_JOIN_STEPS:,} join steps; this "
+                                  "problem has too many ways to bind its operators to list them")
+
+        for action in actions:
+            for args in sorted(candidate_arguments(action, self.interpreter, facts, check)):
+                ga = self.interpreter.ground(action.name, args)
+                if self.interpreter.applicable(ga, full):
+                    yield ga
 
     def sample_literal(self, rng: np.random.Generator) -> str:
         """A well-typed action literal without repeated objects, uniformly at random (PDDLGym's non-dynamic
@@ -383,9 +447,10 @@ class PDDLGymTask:
             k = int(rng.choice(len(preds), p=sizes / sizes.sum()))
             values = tuple(pool[int(rng.integers(len(pool)))] for pool in pools[k])
             if len(set(values)) == len(values):
-                return _shown(preds[k][0], values)
+                return literal_text(preds[k][0], values)
         raise ActionError("every well-typed action literal repeats an object")
 
 
-def _shown(name: str, args: tuple[str, ...]) -> str:
+def literal_text(name: str, args: tuple[str, ...]) -> str:
+    """`(name arg ...)`: an action literal as the env shows and reads it."""
     return f"({name}{' ' if args else ''}{' '.join(args)})"
