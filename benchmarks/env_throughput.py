@@ -6,7 +6,9 @@ pick-ups, failed actions and human events is what an agent sees. `ratio_to_cartp
 process has seen (their actions and goals compiled already, as with a fixed scene), timed in rounds that
 alternate with CartPole-v1's, so that load from other processes falls on both alike (`cpu_ratio_to_cartpole`:
 the same in process CPU time, which other processes do not stretch); `new_house_*` replays
-20 other seeds once each after emptying every shared cache, as training on fresh seeds would. Usage:
+20 other seeds once each after emptying every shared cache, as training on fresh seeds would, each house
+followed by a share of CartPole's steps (`new_house_cartpole_steps_per_s`, its baseline): resets untimed as
+above, and timed (`new_house_with_resets_*`, `new_house_reset_ms`, and that reset in CartPole steps). Usage:
 
     python benchmarks/env_throughput.py [--size default] [--episodes 3] [--steps 20000]
 """
@@ -102,11 +104,48 @@ def _side_by_side(seeds: list[int], episodes: list[list[str]], min_steps: int, c
     return steps / elapsed, cart_steps / cart_elapsed, steps / cpu, cart_steps / cart_cpu
 
 
-def _new_house_rate(seeds: list[int], episodes: list[list[str]], size: str) -> float:
-    """Steps/s over houses the process has not seen: every shared cache is emptied first, then each recorded
-    episode is replayed once, in order (each house new, after the others, as in training on fresh seeds)."""
+def _new_house_rates(seeds: list[int], episodes: list[list[str]], size: str, cartpole_steps: int) -> dict:
+    """Houses the process has not seen: every shared cache is emptied first, then each recorded episode is
+    replayed once, in order (each house new, after the others, as in training on fresh seeds), each house
+    followed by a share of CartPole-v1's steps (resets included) so that load falls on both alike.
+
+    Returns steps/s with resets untimed (`steps_per_s`, as `_replay_rate`) and with each house's reset timed
+    (`with_resets_steps_per_s`; and as a ratio to CartPole in process CPU time), the mean reset in ms, and
+    CartPole's steps/s over its interleaved shares."""
+    env = gym.make("ServiceRobot-v0", size=size)
+    env.reset(seed=seeds[0] - 1)  # gym's env checker inspects an env's first reset and step: not a house's cost
+    env.step("(wait)")
     Interpreter.clear_shared()
-    return _replay_rate("ServiceRobot-v0", seeds, episodes, 1, size=size)
+    cart = gym.make("CartPole-v1")
+    cart.reset(seed=1)
+    cart.action_space.seed(1)
+    chunk = -(-cartpole_steps // len(seeds))
+    actions = [cart.action_space.sample() for _ in range(chunk * len(seeds))]
+    steps = cart_steps = 0
+    stepping = resetting = cart_elapsed = cpu = cart_cpu = 0.0
+    for i, (seed, recorded) in enumerate(zip(seeds, episodes)):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        env.reset(seed=seed)
+        reset_done = time.perf_counter()
+        for action in recorded:
+            env.step(action)
+        end = time.perf_counter()
+        cpu += time.process_time() - start_cpu
+        resetting += reset_done - start
+        stepping += end - reset_done
+        steps += len(recorded)
+        start, start_cpu = time.perf_counter(), time.process_time()
+        for a in actions[i * chunk:(i + 1) * chunk]:
+            _, _, term, trunc, _ = cart.step(a)
+            if term or trunc:
+                cart.reset()
+        cart_elapsed += time.perf_counter() - start
+        cart_cpu += time.process_time() - start_cpu
+        cart_steps += chunk
+    env.close()
+    return {"steps_per_s": steps / stepping, "with_resets_steps_per_s": steps / (stepping + resetting),
+            "reset_ms": resetting / len(seeds) * 1e3, "cartpole_steps_per_s": cart_steps / cart_elapsed,
+            "with_resets_cpu_ratio": (steps / cpu) / (cart_steps / cart_cpu)}
 
 
 def _steady_rate(size: str, n: int) -> float:
@@ -185,15 +224,22 @@ def main() -> None:
     household, cartpole, household_cpu, cartpole_cpu = _side_by_side(seeds, episodes, args.steps, 50000,
                                                                      size=args.size)
     new_seeds = list(range(1000, 1000 + (3 if args.quick else 20)))
-    household_cold = _new_house_rate(new_seeds, _record("ServiceRobot-v0", new_seeds, size=args.size), args.size)
+    cold = _new_house_rates(new_seeds, _record("ServiceRobot-v0", new_seeds, size=args.size), args.size, 50000)
     steady = _steady_rate(args.size, args.steps)
     ai2thor = _ai2thor_rate(seeds, args.steps)
     print(json.dumps({
         "benchmark": "env_throughput", "size": args.size, "steps_per_s": round(household, 1),
         "cartpole_steps_per_s": round(cartpole, 1), "ratio_to_cartpole": round(household / cartpole, 3),
         "cpu_ratio_to_cartpole": round(household_cpu / cartpole_cpu, 3),
-        "new_house_steps_per_s": round(household_cold, 1),
-        "new_house_ratio_to_cartpole": round(household_cold / cartpole, 3),
+        "new_house_steps_per_s": round(cold["steps_per_s"], 1),
+        "new_house_cartpole_steps_per_s": round(cold["cartpole_steps_per_s"], 1),
+        "new_house_ratio_to_cartpole": round(cold["steps_per_s"] / cold["cartpole_steps_per_s"], 3),
+        "new_house_with_resets_steps_per_s": round(cold["with_resets_steps_per_s"], 1),
+        "new_house_with_resets_ratio_to_cartpole": round(cold["with_resets_steps_per_s"]
+                                                         / cold["cartpole_steps_per_s"], 3),
+        "new_house_with_resets_cpu_ratio_to_cartpole": round(cold["with_resets_cpu_ratio"], 3),
+        "new_house_reset_ms": round(cold["reset_ms"], 3),
+        "new_house_reset_in_cartpole_steps": round(cold["reset_ms"] / 1e3 * cold["cartpole_steps_per_s"], 1),
         "steady_steps_per_s": round(steady, 1), "steady_ratio_to_cartpole": round(steady / cartpole, 3),
         "render_fps": round(_render_fps(args.size, 200), 1), "memory_mb_per_env": round(_memory_per_env(args.size), 2),
         "recorded_steps_per_pass": sum(len(e) for e in episodes), "cpus": os.cpu_count(),

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from servicerobot.pddl.atoms import Atom, State
 from servicerobot.pddl.explain import GoalReport
-from servicerobot.pddl.grounding import Universe, compile_test, ground_formula, node_atoms
+from servicerobot.pddl.grounding import Universe, compile_test, ground_formula, node_atoms, node_literals
 from servicerobot.pddl.model import Formula
 from servicerobot.pddl.writer import format_formula
 
@@ -52,6 +52,8 @@ class Goal:
         """Every ground atom the goal mentions (`atoms` and `negative_atoms`): a state change that touches
         none of them leaves the goal's value as it was (without derived predicates)."""
         if self._mentioned is None:
+            if self._atoms is None and self._negative_atoms is None:  # both in one walk
+                self._atoms, self._negative_atoms = node_literals(self._node)
             self._mentioned = self.atoms | self.negative_atoms
         return self._mentioned
 

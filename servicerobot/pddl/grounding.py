@@ -49,6 +49,7 @@ __all__ = [
     "ground_formula",
     "literals_test",
     "node_atoms",
+    "node_literals",
     "substitute",
 ]
 
@@ -83,22 +84,24 @@ class Universe:
     """The objects a formula may range over (name -> type), with per-type lists and canonical atoms."""
 
     def __init__(self, types: TypeHierarchy, objects: Mapping[str, str]):
-        for name, typ in objects.items():
+        self.objects = dict(objects)
+        self._types_used = tuple(dict.fromkeys(self.objects.values()))  # hundreds of objects, a few dozen types
+        for typ in self._types_used:
             if typ not in types:
+                name = next(n for n, t in self.objects.items() if t == typ)
                 raise PDDLSemanticError(
                     f"object {name!r} has unknown type {typ!r}{did_you_mean(typ, types.types)}"
                 )
         self.types = types
-        self.objects = dict(objects)
         self._by_type: dict[str, tuple[str, ...]] = {}
-        self._atoms: dict[Atom, Atom] = {}
 
     def of_type(self, typ: str) -> tuple[str, ...]:
         """The objects of type `typ` or a subtype of it, in declaration order."""
         found = self._by_type.get(typ)
         if found is None:
             is_subtype = self.types.is_subtype
-            found = tuple(name for name, t in self.objects.items() if is_subtype(t, typ))
+            fitting = {t for t in self._types_used if is_subtype(t, typ)}
+            found = tuple([name for name, t in self.objects.items() if t in fitting])
             self._by_type[typ] = found
         return found
 
@@ -115,10 +118,40 @@ class Universe:
         for values in itertools.product(*(self.of_type(typ) for _, typ in params)):
             yield {**binding, **dict(zip(variables, values))}
 
-    def atom(self, predicate: str, args: tuple[str, ...]) -> Atom:
-        """The canonical Atom for (predicate, args): equal atoms are one object, so set tests are fast."""
-        atom = Atom(predicate, args)
-        return self._atoms.setdefault(atom, atom)
+    @staticmethod
+    def atom(predicate: str, args: tuple[str, ...]) -> Atom:
+        """The canonical Atom for (predicate, args): equal atoms are one object, so set tests are fast.
+
+        An atom depends only on its names, so one table serves every universe: a new house finds the atoms
+        of names seen before (`(in-room robot kitchen)`) made already."""
+        key = (predicate, args)
+        found = _INTERNED.get(key)
+        if found is None:
+            if len(_INTERNED) >= MAX_INTERNED:
+                _INTERNED.clear()
+            found = _INTERNED[key] = Atom(predicate, args)
+        return found
+
+
+MAX_INTERNED = 200_000  # atoms (and negations) kept for reuse by every universe; the table is emptied beyond
+_INTERNED: dict[tuple, Atom] = {}  # (predicate, args) -> the Atom of those
+_NEGATED: dict[Atom, GNot] = {}  # Atom -> GNot(atom)
+
+
+def clear_interned() -> None:
+    """Forget the atoms and negations kept for every universe (benchmarks of houses not seen before)."""
+    _INTERNED.clear()
+    _NEGATED.clear()
+
+
+def _negated(atom: Atom) -> GNot:
+    """The canonical `GNot(atom)` (a frozen dataclass is slow to build; ground goals negate the same atoms)."""
+    found = _NEGATED.get(atom)
+    if found is None:
+        if len(_NEGATED) >= MAX_INTERNED:
+            _NEGATED.clear()
+        found = _NEGATED[atom] = GNot(atom)
+    return found
 
 
 def _junction(items: list, conjunctive: bool) -> GroundNode:
@@ -149,7 +182,7 @@ def ground_formula(
     """The ground negation normal form of `f` (or of `(not f)`) under a variable binding."""
     if isinstance(f, AtomF):
         atom = universe.atom(f.predicate, tuple([binding.get(t, t) for t in f.terms]))
-        return GNot(atom) if negate else atom
+        return _negated(atom) if negate else atom
     if isinstance(f, Not):
         return ground_formula(f.f, binding, universe, not negate)
     if isinstance(f, And):
@@ -163,15 +196,83 @@ def ground_formula(
         ]
         return _junction(parts, negate)
     if isinstance(f, (Exists, Forall)):
-        parts = [
-            ground_formula(f.body, inner, universe, negate) for inner in universe.bindings(f.params, binding)
-        ]
+        if len(f.params) == 1:  # the common case: one binding changed in place (grounding keeps none)
+            (var, typ), = f.params
+            inner, body = dict(binding), f.body
+            values = universe.of_type(typ)
+            form = _literal_form(body, negate)
+            if form is not None and len(values) > 1:  # "(imply (broken ?i) (discarded ?i))": no walk per object
+                found = _quantified_literals(form, var, values, inner, universe, isinstance(f, Forall) != negate)
+                if found is not None:
+                    return found
+            parts = []
+            for value in values:
+                inner[var] = value
+                parts.append(ground_formula(body, inner, universe, negate))
+        else:
+            parts = [ground_formula(f.body, inner, universe, negate)
+                     for inner in universe.bindings(f.params, binding)]
         return _junction(parts, isinstance(f, Forall) != negate)
     if isinstance(f, Equals):
         return (binding.get(f.a, f.a) == binding.get(f.b, f.b)) != negate
     if isinstance(f, Truth):
         return f.value != negate
     raise TypeError(f"not a formula: {f!r}")
+
+
+_LITERAL_FORMS: dict[tuple[int, bool], tuple[Formula, tuple | None]] = {}  # see _literal_form
+
+
+def _literal_form(f: Formula, negate: bool) -> tuple[type, tuple[tuple[str, tuple[str, ...], bool], ...]] | None:
+    """`ground_formula(f, ..., negate)`'s shape when that is one literal or one junction of literals: (GAll or
+    GAny, ((predicate, terms, positive), ...)); None for any other formula. Worked out once per formula."""
+    known = _LITERAL_FORMS.get((id(f), negate))
+    if known is not None and known[0] is f:
+        return known[1]
+    if isinstance(f, (And, Or)):
+        parts, conjunctive = [(p, negate) for p in f.parts], isinstance(f, And) != negate
+    elif isinstance(f, Imply):
+        parts, conjunctive = [(f.a, not negate), (f.b, negate)], negate
+    else:
+        parts, conjunctive = [(f, negate)], True
+    literals = []
+    for part, neg in parts:
+        while isinstance(part, Not):
+            part, neg = part.f, not neg
+        if not isinstance(part, AtomF):
+            literals = []
+            break
+        literals.append((part.predicate, part.terms, not neg))
+    form = (GAll if conjunctive else GAny, tuple(literals)) if literals else None
+    if len(_LITERAL_FORMS) >= 4096:
+        _LITERAL_FORMS.clear()
+    _LITERAL_FORMS[(id(f), negate)] = (f, form)
+    return form
+
+
+def _quantified_literals(form: tuple, var: str, values: tuple[str, ...], binding: dict[str, str],
+                         universe: Universe, conjunctive: bool) -> GroundNode | None:
+    """What `_junction` makes of a quantifier over `values` whose body has the literal `form`, built without
+    hashing every node: when each literal of the body mentions `var` and no two can coincide, no two ground
+    nodes are equal, so there is nothing to deduplicate. None when that does not hold (the general path)."""
+    inner_cls, literals = form
+    keys = [(predicate, len(terms), positive) for predicate, terms, positive in literals]
+    if len(set(keys)) < len(keys) or any(var not in terms for _, terms, _ in literals):
+        return None
+    outer_cls = GAll if conjunctive else GAny
+    flatten = len(literals) == 1 or inner_cls is outer_cls  # the parts' literals join the outer junction
+    atom, get, nodes = universe.atom, binding.get, []
+    for value in values:
+        binding[var] = value
+        part = []
+        for predicate, terms, positive in literals:
+            a = atom(predicate, tuple([get(t, t) for t in terms]))
+            part.append(a if positive else _negated(a))
+        if flatten:
+            nodes.extend(part)
+        else:
+            nodes.append(inner_cls(tuple(part)))
+    return outer_cls(tuple(nodes))
 
 
 def _always(state: State) -> bool:
@@ -309,15 +410,37 @@ def compile_test(node: GroundNode) -> Test:
     raise TypeError(f"not a ground node: {node!r}")
 
 
+def node_literals(node: GroundNode) -> tuple[frozenset[Atom], frozenset[Atom]]:
+    """(`node_atoms(node)`, `node_atoms(node, positive=False)`) in one walk."""
+    pos: set[Atom] = set()
+    neg: set[Atom] = set()
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Atom):
+            pos.add(node)
+        elif isinstance(node, GNot):
+            neg.add(node.atom)
+        elif isinstance(node, (GAll, GAny)):
+            stack.extend(node.items)
+    return frozenset(pos), frozenset(neg)
+
+
 def node_atoms(node: GroundNode, positive: bool = True) -> frozenset[Atom]:
     """The atoms that occur positively (or, with `positive=False`, negated) in a ground node."""
-    if isinstance(node, Atom):
-        return frozenset((node,)) if positive else frozenset()
-    if isinstance(node, GNot):
-        return frozenset() if positive else frozenset((node.atom,))
-    if isinstance(node, (GAll, GAny)):
-        return frozenset().union(*(node_atoms(item, positive) for item in node.items))
-    return frozenset()
+    found: set[Atom] = set()
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Atom):
+            if positive:
+                found.add(node)
+        elif isinstance(node, GNot):
+            if not positive:
+                found.add(node.atom)
+        elif isinstance(node, (GAll, GAny)):
+            stack.extend(node.items)
+    return frozenset(found)
 
 
 def substitute(f: Formula, binding: Mapping[str, str]) -> Formula:
@@ -364,10 +487,19 @@ def compile_effects(
             elif isinstance(e, DelEffect):
                 buckets.setdefault(condition, ([], []))[1].append(_ground_atom(e.atom, bind, universe))
             elif isinstance(e, ForallEffect):
-                for inner in universe.bindings(e.params, bind):
-                    walk(e.effects, inner, condition)
+                if len(e.params) == 1:  # one binding changed in place: walking keeps none
+                    (var, typ), = e.params
+                    inner = dict(bind)
+                    for value in universe.of_type(typ):
+                        inner[var] = value
+                        walk(e.effects, inner, condition)
+                else:
+                    for inner in universe.bindings(e.params, bind):
+                        walk(e.effects, inner, condition)
             elif isinstance(e, WhenEffect):
-                test = _junction([condition, ground_formula(e.condition, bind, universe)], True)
+                test = ground_formula(e.condition, bind, universe)
+                if condition is not True:  # (a conjunction with True is the other part)
+                    test = _junction([condition, test], True)
                 if test is not False:
                     walk(e.effects, bind, test)
             else:

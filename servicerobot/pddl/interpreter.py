@@ -23,6 +23,7 @@ from servicerobot.pddl.grounding import (
     CompiledEffects,
     Test,
     Universe,
+    clear_interned,
     compile_effects,
     compile_test,
     ground_formula,
@@ -43,18 +44,21 @@ _SHARED: dict[tuple, Interpreter] = {}  # see Interpreter.shared
 # Templates depend only on the domain: one table per domain object, shared by every interpreter over it.
 # So do the actions they ground (a template reads only the arguments' names), so those are shared too:
 # a new house whose rooms and fixtures keep their names finds most of its actions compiled already.
-_TEMPLATES: dict[int, tuple[Domain, dict[str, ActionTemplate | None], dict[tuple, tuple]]] = {}
+# The third table is the domain's subtype answers, (object type, parameter type) -> bool, which every new
+# ground action asks for each argument.
+_TEMPLATES: dict[int, tuple[Domain, dict[str, ActionTemplate | None], dict[tuple, tuple], dict[tuple, bool]]] = {}
 
 
-def _templates(domain: Domain) -> tuple[dict[str, ActionTemplate | None], dict[tuple, tuple]]:
-    """The domain's action templates and its cache of (name, args) -> (GroundAction, _Compiled)."""
+def _templates(domain: Domain) -> tuple[dict[str, ActionTemplate | None], dict[tuple, tuple], dict[tuple, bool]]:
+    """The domain's action templates, its cache of (name, args) -> (GroundAction, _Compiled), and its table
+    of (object type, parameter type) -> whether an object of the one fits a parameter of the other."""
     entry = _TEMPLATES.get(id(domain))
     if entry is None or entry[0] is not domain:
         if len(_TEMPLATES) >= 64:
             _TEMPLATES.clear()
         entry = _TEMPLATES[id(domain)] = (domain, {name: action_template(action, domain.constants)
-                                                   for name, action in domain.actions.items()}, {})
-    return entry[1], entry[2]
+                                                   for name, action in domain.actions.items()}, {}, {})
+    return entry[1], entry[2], entry[3]
 
 
 def _shown(name: str, args: tuple[str, ...]) -> str:
@@ -134,7 +138,7 @@ class Interpreter:
         self._parsed: dict[str, GroundAction] = {}  # action text -> its ground action
         self._example: str | None = None  # an action of this domain for error messages (expected_form)
         self._stepped: dict[str, tuple] = {}  # action text -> what transition_text needs (see there)
-        self._templates, self._templated = _templates(domain)
+        self._templates, self._templated, self._fits = _templates(domain)
         self.values: Mapping[Atom, float] = MappingProxyType(dict(values or {}))
         self.axioms: Axioms | None = None
         if domain.derived:
@@ -169,10 +173,11 @@ class Interpreter:
 
     @staticmethod
     def clear_shared() -> None:
-        """Forget the interpreters `shared` keeps and the ground actions shared across universes (benchmarks
-        use it to time episodes over houses the process has not seen)."""
+        """Forget the interpreters `shared` keeps, the ground actions and atoms shared across universes
+        (benchmarks use it to time episodes over houses the process has not seen)."""
         _SHARED.clear()
-        for _, _, templated in _TEMPLATES.values():
+        clear_interned()
+        for _, _, templated, _ in _TEMPLATES.values():
             templated.clear()
 
     @classmethod
@@ -193,14 +198,15 @@ class Interpreter:
             ActionError: unknown action or object, wrong number of arguments, argument of the wrong type.
         """
         try:
-            return self._ground[(name, args if type(args) is tuple else tuple(args))]
-        except (KeyError, TypeError):
-            return self._ground_new(name, args)
+            found = self._ground.get((name, args if type(args) is tuple else tuple(args)))
+        except TypeError:  # not iterable, or unhashable: _ground_new says what is wrong
+            found = None
+        return found if found is not None else self._ground_new(name, args)
 
     def _ground_new(self, name: object, args: object) -> GroundAction:
         if not isinstance(name, str):
             raise ActionError(f"an action name must be a string, got {type(name).__name__}")
-        if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+        if type(args) not in (tuple, list) and (isinstance(args, (str, bytes)) or not isinstance(args, Sequence)):
             raise ActionError(f"the arguments of {name!a} must be a sequence of object names, got {args!a}")
         raw = tuple(args)
         for arg in raw:
@@ -221,14 +227,17 @@ class Interpreter:
                     f"wrong arity: {lname} takes {action.arity} argument{'s' if action.arity != 1 else ''} "
                     f"{action.signature()}, but {_shown(lname, largs)} has {len(largs)}"
                 )
-            objects, is_subtype = self.universe.objects, self.domain.types.is_subtype
+            objects, fits = self.universe.objects, self._fits
             for arg, (var, typ) in zip(largs, action.params):
                 otype = objects.get(arg)
                 if otype is None:
                     raise ActionError(
                         f"unknown object {arg!a} in {_shown(lname, largs)}{did_you_mean(arg, objects)}"
                     )
-                if not is_subtype(otype, typ):
+                fit = fits.get((otype, typ))
+                if fit is None:
+                    fit = fits[(otype, typ)] = self.domain.types.is_subtype(otype, typ)
+                if not fit:
                     raise ActionError(
                         f"{arg} is {article(otype)}, but parameter {var} of {lname} needs {article(typ)}"
                     )
@@ -263,9 +272,11 @@ class Interpreter:
             ActionError: anything but one well-formed, known, well-typed action (never another error).
         """
         try:
-            return self._parsed[text]
-        except (KeyError, TypeError):
-            pass
+            found = self._parsed.get(text)
+        except TypeError:  # unhashable: _parse_new says what is wrong with it
+            found = None
+        if found is not None:
+            return found
         ga = self._parse_new(text)
         if len(self._parsed) >= 65536:  # agents that invent endless spellings must not grow it forever
             self._parsed.clear()

@@ -10,7 +10,8 @@ slots with its arguments. The result is the same test and the same effects as th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from operator import itemgetter
 
 from servicerobot.pddl.atoms import Atom
 from servicerobot.pddl.grounding import CompiledEffects, Test, Universe, _always, _never, literals_test
@@ -44,6 +45,12 @@ class ActionTemplate:
     adds: tuple[LiteralT, ...]
     dels: tuple[LiteralT, ...]
     when: tuple[ActionTemplate, ...] = ()  # conditional effects: condition in pos/neg/..., effects in adds/dels
+    # pos, neg, adds and dels as (predicate, args -> the atom's arguments) pairs, made once per template
+    _fillers: tuple = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_fillers", tuple(tuple((p, _filler(slots)) for p, slots in literals)
+                                                   for literals in (self.pos, self.neg, self.adds, self.dels)))
 
     def instantiate(self, args: tuple[str, ...], universe: Universe) -> tuple[Test, CompiledEffects]:
         """The precondition test and effects of the action applied to `args` (already type-checked)."""
@@ -64,17 +71,27 @@ class ActionTemplate:
         def value(slot: Slot) -> str:
             return args[slot] if type(slot) is int else slot
 
-        def atoms(literals: tuple[LiteralT, ...]) -> frozenset[Atom]:
-            return frozenset([atom(p, tuple([args[s] if type(s) is int else s for s in slots]))
-                              for p, slots in literals])
-
-        adds, dels = atoms(self.adds), atoms(self.dels)
-        if any(value(a) != value(b) for a, b in self.equal) or any(value(a) == value(b) for a, b in self.distinct):
+        pos, neg, adds, dels = (frozenset([atom(p, fill(args)) for p, fill in literals]) if literals else _NONE
+                                for literals in self._fillers)
+        if (self.equal or self.distinct) and (any(value(a) != value(b) for a, b in self.equal)
+                                              or any(value(a) == value(b) for a, b in self.distinct)):
             return _never, adds, dels
-        pos, neg = atoms(self.pos), atoms(self.neg)
         if pos & neg:
             return _never, adds, dels
         return literals_test(pos, neg), adds, dels
+
+
+_NONE: frozenset[Atom] = frozenset()
+
+
+def _filler(slots: tuple[Slot, ...]):
+    """args -> the tuple of these slots' objects (a C-level itemgetter where every slot is a parameter)."""
+    if slots and all(type(s) is int for s in slots):
+        if len(slots) > 1:
+            return itemgetter(*slots)
+        (i,) = slots
+        return lambda args: (args[i],)
+    return lambda args: tuple([args[s] if type(s) is int else s for s in slots])
 
 
 class _NotSimple(Exception):

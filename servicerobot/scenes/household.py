@@ -7,8 +7,10 @@ the `numpy.random.Generator` passed in, so one seed gives one house, byte for by
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -101,16 +103,19 @@ class Entity:
 
     def describe(self, with_owner: bool = True, with_colour: bool = True) -> str:
         """A noun phrase without article: "Ana's red mug", "blue plate", "fridge"."""
-        words = [self.attributes["mark"]] if self.attributes.get("mark") else []
-        colour = self.attributes.get("colour")
-        if with_colour and colour:
-            words.append(colour)
-        words.append(self.noun)
-        phrase = " ".join(words)
-        owner = self.attributes.get("owner")
-        if with_owner and owner:
-            return f"{owner}'s {phrase}"
-        return phrase
+        return noun_phrase(self.noun, self.attributes, with_owner, with_colour)
+
+
+def noun_phrase(noun: str, attributes: dict, with_owner: bool = True, with_colour: bool = True) -> str:
+    """`Entity.describe` of an entity with this noun and these attributes (without building the entity)."""
+    mark = attributes.get("mark")
+    colour = attributes.get("colour") if with_colour else None
+    phrase = noun if not mark and not colour else " ".join(
+        [w for w in (mark, colour) if w] + [noun])
+    owner = attributes.get("owner")
+    if with_owner and owner:
+        return f"{owner}'s {phrase}"
+    return phrase
 
 
 @dataclass
@@ -177,6 +182,7 @@ def household_domain() -> Domain:
     return _DOMAIN_CACHE["household"]
 
 
+@functools.lru_cache(maxsize=1024)  # nouns and room kinds: a few dozen words, asked for in every house
 def _slug(text: str) -> str:
     return text.replace("pair of ", "").replace(" ", "_").replace("'", "").lower()
 
@@ -214,7 +220,8 @@ def _layout(n: int, rng: np.random.Generator, extra_door_prob: float):
     return cells, (cols, rows), sorted(edges)
 
 
-def _fixture_positions(rect, count: int) -> list[tuple[float, float]]:
+@functools.lru_cache(maxsize=4096)  # rooms sit on grid cells, so houses share their rectangles
+def _fixture_positions(rect, count: int) -> tuple[tuple[float, float], ...]:
     """Spread fixtures along the walls of a room, inset from the corners."""
     x, y, w, h = rect
     inset = 0.6
@@ -231,7 +238,7 @@ def _fixture_positions(rect, count: int) -> list[tuple[float, float]]:
                 out.append((round(ax + (bx - ax) * d / seg, 3), round(ay + (by - ay) * d / seg, 3)))
                 break
             d -= seg
-    return out
+    return tuple(out)
 
 
 def generate_household(config: HouseholdConfig | str = "default", rng: np.random.Generator | None = None
@@ -316,6 +323,22 @@ def generate_household(config: HouseholdConfig | str = "default", rng: np.random
     return HouseholdScene(rooms, entities, doors, frozenset(facts), grid)
 
 
+_ITEM_DRAW: list = []  # [ITEM_KINDS' cdf as Generator.choice(n, p=weights) searches it, their name stems]
+
+
+def _item_draw() -> tuple[list[float], list[str]]:
+    """The cdf of item kinds (weights per kind keep the mix house-like: more dishes, clothes and books than
+    vases) and each kind's name stem, computed once per process."""
+    if not _ITEM_DRAW:
+        weights = np.array([3.0 if k.pddl_type in ("dish", "clothing", "book") else 1.5 if k.pddl_type == "food"
+                            else 1.0 for k in ITEM_KINDS])
+        weights /= weights.sum()
+        cdf = weights.cumsum()  # what Generator.choice(len(weights), p=weights) builds on every call
+        cdf /= cdf[-1]
+        _ITEM_DRAW[:] = [cdf.tolist(), [_slug(k.noun) for k in ITEM_KINDS]]
+    return _ITEM_DRAW[0], _ITEM_DRAW[1]
+
+
 def _place_items(n_items: int, people: list[str], fixtures_by_noun: dict[str, list[str]],
                  entities: dict[str, Entity], facts: set[Atom], rng: np.random.Generator) -> None:
     """Create `n_items` movable items with attributes and put each in or on a fixture it belongs to."""
@@ -323,26 +346,28 @@ def _place_items(n_items: int, people: list[str], fixtures_by_noun: dict[str, li
     descriptions: set[str] = set()
     all_surfaces = [n for noun, names in fixtures_by_noun.items() for n in names
                     if FIXTURE_KINDS[noun].pddl_type in ("surface", "shelf", "bed")]
-    # A weight per kind keeps the mix house-like: more dishes, clothes and books than vases.
-    weights = np.array([3.0 if k.pddl_type in ("dish", "clothing", "book") else 1.5 if k.pddl_type == "food"
-                        else 1.0 for k in ITEM_KINDS])
-    weights /= weights.sum()
+    cdf, stems = _item_draw()
+    homes_of: dict[int, list[str]] = {}  # kind index -> the fixtures it is kept in, in this house
+    random, integers = rng.random, rng.integers
     for _ in range(n_items):
-        kind: ItemKind = ITEM_KINDS[int(rng.choice(len(ITEM_KINDS), p=weights))]
-        kind_counts[kind.noun] = kind_counts.get(kind.noun, 0) + 1
-        name = f"{_slug(kind.noun)}_{kind_counts[kind.noun]}"
+        # One uniform draw searched in the cdf: what rng.choice(len(ITEM_KINDS), p=weights) does, without
+        # its checks of p on every call (the same draws, so the same houses).
+        k = bisect_right(cdf, random())
+        kind: ItemKind = ITEM_KINDS[k]
+        kind_counts[kind.noun] = count = kind_counts.get(kind.noun, 0) + 1
+        name = f"{stems[k]}_{count}"
         attrs: dict = {"category": kind.pddl_type}
         for attempt in range(8):
-            attrs["material"] = kind.materials[int(rng.integers(len(kind.materials)))]
+            attrs["material"] = kind.materials[int(integers(len(kind.materials)))]
             if kind.coloured:
-                attrs["colour"] = COLOURS[int(rng.integers(len(COLOURS)))]
-            if kind.ownable and rng.random() < 0.6:
-                attrs["owner"] = people[int(rng.integers(len(people)))]
+                attrs["colour"] = COLOURS[int(integers(len(COLOURS)))]
+            if kind.ownable and random() < 0.6:
+                attrs["owner"] = people[int(integers(len(people)))]
             else:
                 attrs.pop("owner", None)
             if attempt >= 2:  # still ambiguous: people tell such things apart by a mark ("the old pot")
-                attrs["mark"] = MARKS[int(rng.integers(len(MARKS)))]
-            desc = Entity(name, kind.pddl_type, kind.noun, dict(attrs)).describe()
+                attrs["mark"] = MARKS[int(integers(len(MARKS)))]
+            desc = noun_phrase(kind.noun, attrs)
             if desc not in descriptions:
                 break
         else:
@@ -350,7 +375,7 @@ def _place_items(n_items: int, people: list[str], fixtures_by_noun: dict[str, li
             # marks, drawing nothing, so houses that never get here stay byte for byte the same.
             for first, second in itertools.permutations(MARKS, 2):
                 attrs["mark"] = f"{first} {second}"
-                desc = Entity(name, kind.pddl_type, kind.noun, dict(attrs)).describe()
+                desc = noun_phrase(kind.noun, attrs)
                 if desc not in descriptions:
                     break
         descriptions.add(desc)
@@ -358,15 +383,18 @@ def _place_items(n_items: int, people: list[str], fixtures_by_noun: dict[str, li
             attrs["perishable"] = True
         entities[name] = Entity(name, kind.pddl_type, kind.noun, attrs)
 
-        homes = [f for noun in kind.homes for f in fixtures_by_noun.get(noun, [])]
-        home = homes[int(rng.integers(len(homes)))] if homes else all_surfaces[int(rng.integers(len(all_surfaces)))]
-        home_type = entities[home].pddl_type
+        homes = homes_of.get(k)
+        if homes is None:
+            homes = homes_of[k] = [f for noun in kind.homes for f in fixtures_by_noun.get(noun, [])]
+        home = homes[int(integers(len(homes)))] if homes else all_surfaces[int(integers(len(all_surfaces)))]
+        home_entity = entities[home]
+        home_type = home_entity.pddl_type
         relation = "on" if home_type in ("surface", "shelf", "bed") else "inside"
         facts.add(Atom(relation, (name, home)))
         if kind.perishable and home_type == "fridge":
             facts.add(Atom("cold", (name,)))
-        if kind.pddl_type == "dish" and (home_type == "sink" or rng.random() < 0.15):
+        if kind.pddl_type == "dish" and (home_type == "sink" or random() < 0.15):
             facts.add(Atom("dirty", (name,)))
-        if kind.pddl_type == "clothing" and (entities[home].noun in ("hamper", "laundry basket")
-                                            or rng.random() < 0.1):
+        if kind.pddl_type == "clothing" and (home_entity.noun in ("hamper", "laundry basket")
+                                            or random() < 0.1):
             facts.add(Atom("dirty", (name,)))

@@ -14,6 +14,7 @@ import numpy as np
 from servicerobot.envs.household.events import HumanEvent, HumanProcess
 from servicerobot.envs.household.language import TASK_TEMPLATES, render_template
 from servicerobot.pddl import Atom
+from servicerobot.scenes.household import HouseholdScene
 
 __all__ = ["DISTURBANCES", "TASK_KINDS", "Task", "TaskGenerator"]
 
@@ -285,11 +286,19 @@ class TaskGenerator:
             books_by_room.setdefault(self.state.room_of(b), []).append(b)
         options = []
         where, accepts = self.state.where, self.scene.accepts
+        # the default rules accept everything: no call per shelf and book then
+        accept_all = type(self.scene).accepts is HouseholdScene.accepts
         rooms = sorted(books_by_room.items())
+        shelved: dict[tuple[str, str], int] = {}  # (room, fixture) -> how many of the room's books are on it
+        for room, books in rooms:
+            for b in books:
+                if where[b].predicate == "on":
+                    key = (room, where[b].args[1])
+                    shelved[key] = shelved.get(key, 0) + 1
         for shelf in shelves:
             for room, books in rooms:
-                todo = sum(1 for b in books if where[b].args[1] != shelf or where[b].predicate != "on")
-                if not all(accepts(shelf, b) for b in books):
+                todo = len(books) - shelved.get((room, shelf), 0)  # the books not on this shelf yet
+                if not accept_all and not all(accepts(shelf, b) for b in books):
                     continue
                 if 1 <= todo <= 4:
                     options.append((shelf, room, sorted(books)))
