@@ -49,8 +49,9 @@ def _pose(ex, room, rng, where: str):
     return ex.random_pose(room.name, rng)
 
 
-def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, **camera) -> dict:
-    """Adapter percepts vs the symbolic ground truth over seeded scenes x robot poses."""
+def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, graphs=None, **camera) -> dict:
+    """Adapter percepts vs the symbolic ground truth over seeded scenes x robot poses: generated scenes, or the
+    3DSGs `graphs` (one scene each; `n_scenes` is then their number)."""
     ex = HabitatExecutor(**camera)
     keys = ("in_view", "in_view_items", "in_view_fixtures", "room", "support")
     counts = {k: [0, 0, 0] for k in keys}  # true positives, predicted, truth
@@ -58,9 +59,9 @@ def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, *
     poses = 0
     inspected = [0, 0.0]  # look-arounds that drove to receptacles to look, metres driven for that
     look_s: dict[bool, list[float]] = {False: [], True: []}  # seconds per look-around, without / with a drive
-    for s in range(n_scenes):
+    for s in range(len(graphs) if graphs is not None else n_scenes):
         rng = np.random.default_rng([seed, s])
-        sg = generate_3dsg(rng)
+        sg = generate_3dsg(rng) if graphs is None else graphs[s].copy()
         scene = to_household_scene(sg, rng)
         facts = set(scene.init)
         for a in sorted(scene.init):  # open half the closed containers, so "inside" is seen too
@@ -68,6 +69,7 @@ def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, *
                 facts.discard(a)
         facts = frozenset(facts)
         ex.reset(scene, facts, rng)
+        scene = ex.scene  # the stage may have moved furniture that cut a room off (`HabitatExecutor.moved`)
         state = HouseholdState(scene, facts)
         types = {n: e.pddl_type for n, e in scene.entities.items()}
         for _ in range(n_poses):
@@ -124,7 +126,7 @@ def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, *
         out[key] = {"precision": _ratio(hit, pred), "recall": _ratio(recall_hit, true),
                     "true_positives": hit, "predicted": pred, "truth": true}
     ex.close()
-    return {"scenes": n_scenes, "poses": poses, "pose": where, "views_per_look_around": ex.headings * len(ex.tilts),
+    return {"scenes": s + 1, "poses": poses, "pose": where, "views_per_look_around": ex.headings * len(ex.tilts),
             "camera": f"{ex.width}x{ex.height} hfov {ex.hfov} tilts {list(ex.tilts)} at {ex.camera_height} m",
             "inspect": ex.inspect, "inspections": inspected[0],
             "inspection_metres_per_inspection": round(inspected[1] / inspected[0], 2) if inspected[0] else 0.0,

@@ -4,7 +4,15 @@ share no wall, furniture opens towards the side that is clear, where the robot m
 import numpy as np
 import pytest
 
-from servicerobot.envs.habitat.stage import FLOOR_GAP, _wall_boxes, floor_levels, front_side, stage_layout
+from servicerobot.envs.habitat.stage import (
+    FLOOR_GAP,
+    _cut,
+    _runs_through,
+    _wall_boxes,
+    floor_levels,
+    front_side,
+    stage_layout,
+)
 from servicerobot.envs.habitat.viewing import oblique, support_points
 from servicerobot.envs.habitat.walkways import WALKWAY_W, Obstacles, door_spot, plan_walkways, room_groups
 from servicerobot.errors import SceneError
@@ -175,3 +183,25 @@ def test_rooms_whose_boxes_overlap_open_into_each_other():
     assert pairs == [(1, 2), (1, 3), (1, 3)] and walkways == []  # a door in each wall that runs through the other
     inner = next(c for a, b, c in doorways if a == 2)
     assert 5 <= inner[0] <= 7.5 and 3.5 <= inner[1] <= 5.5  # in the bathroom's own wall, inside the living room
+
+
+def test_no_wall_stands_where_a_room_s_box_overlaps_another():
+    # Real 3DSG boxes overlap (a room is no rectangle): the lobby's east wall (x = 1.4) runs through the
+    # corridor for y in [0, 1], and the corridor's west wall (x = 0.9) through the lobby. The overlap is floor
+    # both rooms share: no wall piece stands in it, so the two open into each other there.
+    sg = SceneGraph3D("Overlap")
+    sg.rooms = _rooms((-1.0, -1.0, 1.4, 1.0), (0.9, 0.0, 3.1, 2.8))
+    walls, _, _, _ = _wall_boxes(sg, [])
+    overlap_lo, overlap_hi = np.array([0.9, 0.0]), np.array([1.4, 1.0])
+    for lo, hi in walls:
+        centre = (np.asarray(lo[:2]) + np.asarray(hi[:2])) / 2
+        assert not _inside(centre, overlap_lo + 0.06, overlap_hi - 0.06), (lo, hi)
+    # ... while every wall outside the overlap still stands: the lobby's west wall, the corridor's north one.
+    assert any(lo[0] < -0.9 and hi[1] - lo[1] > 1.5 for lo, hi in walls)
+    assert any(lo[1] > 2.7 and hi[0] - lo[0] > 2.0 for lo, hi in walls)
+    assert _runs_through(sg.rooms, 1, 0, 1.4) == [(0.0, 2.8)]  # the lobby's east wall, through the corridor
+    assert _cut([(-1.05, 1.05, 0.0, 2.6)], [(0.0, 2.8)]) == [(-1.05, 0.0, 0.0, 2.6)]
+    # Rooms that only nearly touch keep their walls (a doorway joins them, not an open side), and so does a
+    # wall that runs less than 5 cm inside the other room.
+    apart = _rooms((0, 0, 4, 4), (4.2, 0, 8, 4), (3.97, 4.0, 6.0, 6.0))
+    assert _runs_through(apart, 1, 0, 4.0) == []

@@ -107,18 +107,163 @@ def test_a_room_whose_box_lies_inside_another_is_walked_into():
         ex.close()
 
 
-def test_a_room_furniture_shuts_off_is_refused_at_reset():
+def _shut(fill: bool = False) -> SceneGraph3D:
+    """A kitchen and a pantry sharing the wall x = 4; a shelf stands along all of that wall in the pantry
+    (`fill`: a cabinet fills the whole pantry instead)."""
     sg = SceneGraph3D("Shut")
     sg.rooms[1] = Room3D(1, "kitchen", "", (2.0, 2.0, 1.5), (4.0, 4.0, 3.0))
-    sg.rooms[2] = Room3D(2, "pantry_room", "", (6.0, 2.0, 1.5), (4.0, 4.0, 3.0))  # shares the wall x = 4
+    sg.rooms[2] = Room3D(2, "pantry_room", "", (6.0, 2.0, 1.5), (4.0, 4.0, 3.0))
     sg.objects[1] = Object3D(1, "counter", "", 1, (1.0, 2.0, 0.45), (0.6, 1.6, 0.9))
     sg.objects[2] = Object3D(2, "cup", "", 1, (1.0, 2.0, 0.952), (0.09, 0.09, 0.1))
-    sg.objects[3] = Object3D(3, "shelf", "", 2, (4.35, 2.0, 0.9), (0.6, 4.0, 1.8))  # along the whole wall
+    if fill:
+        sg.objects[3] = Object3D(3, "cabinet", "", 2, (6.0, 2.0, 0.9), (4.0, 4.0, 1.8))
+    else:
+        sg.objects[3] = Object3D(3, "shelf", "", 2, (4.35, 2.0, 0.9), (0.6, 4.0, 1.8))  # along the whole wall
+        sg.objects[4] = Object3D(4, "book", "", 2, (4.35, 2.0, 1.9), (0.2, 0.3, 0.2))   # on the shelf
+    return sg
+
+
+def test_furniture_that_shuts_a_room_off_is_moved_in_both_worlds_and_the_move_is_said():
+    sg = _shut()
     rng = np.random.default_rng(0)
     scene = to_household_scene(sg, rng, n_people=1)
     ex = HabitatExecutor(inspect=False)
     try:
-        with pytest.raises(SceneError, match=r"cannot reach \['pantry_room_2'\] from kitchen_1"):
+        ex.reset(scene, scene.init, rng)
+        assert len(ex.moved) == 1 and ex.moved[0].startswith("shelf_3 moved 3.30 m +x")
+        assert "pantry_room_2" in ex.moved[0]
+        # One geometry: the stage's graph and the symbolic scene's graph agree, and what rested on the shelf
+        # went with it.
+        for graph in (ex.graph, ex.scene.source_graph):
+            assert graph.objects[3].location[0] == pytest.approx(7.65)
+            assert graph.objects[4].location[0] == pytest.approx(7.65)
+        assert ex.scene.entities["shelf_3"].pos[0] == pytest.approx(7.65)
+        assert sg.objects[3].location[0] == pytest.approx(4.35)  # the caller's graph is left as it was
+        ex.position = ex._stand_point("kitchen_1")
+        assert _move(ex, "kitchen_1", "pantry_room_2") == "" and ex._in_room(ex.position, "pantry_room_2")
+        # A new episode in the same building finds the same stage and gets the same move.
+        again = to_household_scene(sg, rng, n_people=1)
+        ex.reset(again, again.init, rng)
+        assert again.source_graph.objects[3].location[0] == pytest.approx(7.65) and len(ex.moved) == 1
+    finally:
+        ex.close()
+
+
+def test_a_room_furniture_fills_is_refused_at_reset():
+    sg = _shut(fill=True)
+    rng = np.random.default_rng(0)
+    scene = to_household_scene(sg, rng, n_people=1)
+    ex = HabitatExecutor(inspect=False)
+    try:
+        with pytest.raises(SceneError, match=r"pantry_room_2 has no free navigable floor"):
             ex.reset(scene, scene.init, rng)
+    finally:
+        ex.close()
+
+
+def test_an_item_on_a_pile_is_at_the_receptacle_the_pile_stands_on():
+    sg = SceneGraph3D("Piles")
+    sg.rooms[1] = Room3D(1, "living_room", "", (2.5, 2.5, 1.5), (5.0, 5.0, 3.0))
+    sg.objects[1] = Object3D(1, "coffee_table", "", 1, (2.5, 2.5, 0.2), (0.5, 0.5, 0.4))
+    for k in range(2, 6):  # four big books for a small table: they pile up
+        sg.objects[k] = Object3D(k, "book", "", 1, (2.5, 2.5, 0.4 + 0.3 * k), (0.4, 0.45, 0.3))
+    rng = np.random.default_rng(0)
+    scene = to_household_scene(sg, rng, n_people=1)
+    ex = HabitatExecutor(inspect=False)
+    try:
+        ex.reset(scene, scene.init, rng)
+        top = max(ex.pose[k][2] for k in range(2, 6))
+        assert top > 0.4 + 0.3 + 0.3  # above the table's top + reach: a pile
+        for k in range(2, 6):
+            assert ex._rests_at(k, 1)
+        ex.pose[5] = np.array([2.5, 2.5, 3.5])  # floating far over the pile: not at the table
+        assert not ex._rests_at(5, 1)
+    finally:
+        ex.close()
+
+
+def _benchmark():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "habitat_real_layout.py"
+    spec = importlib.util.spec_from_file_location("habitat_real_layout", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_benchmark_records_a_refused_instance_as_a_row_and_sums_a_dataset_per_building(tmp_path):
+    from servicerobot.scenes.gibson import save_npz
+
+    bench = _benchmark()
+    root = tmp_path / "data"
+    write_building(root / "split" / "Parlow" / "problem_1", "Parlow")
+    filled = root / "split" / "Shut" / "problem_1"
+    filled.mkdir(parents=True)
+    save_npz(_shut(fill=True), filled / "Shut.npz")
+    assert bench.dataset_instances(root) == [root / "split" / "Parlow" / "problem_1", filled]
+    out = bench.dataset(root, range(1), 2, ["oracle"])
+    rows = {r["instance"]: r for r in out["rows"]}
+    assert rows["split/Shut/problem_1"]["reset"] == "refused"
+    assert "no free navigable floor" in rows["split/Shut/problem_1"]["refused"]
+    assert rows["split/Parlow/problem_1"]["reset"] == "ok"
+    assert rows["split/Parlow/problem_1"]["oracle"]["tasks"] == 2
+    assert out["per_building"]["Shut"]["reset"] == 0 and out["per_building"]["Parlow"]["reset"] == 1
+    assert out["totals"]["instances"] == 2 and out["totals"]["reset"] == 1
+    assert list(out["totals"]["refused"]) == ["split/Shut/problem_1"]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit, match="no instance folder"):
+        bench.dataset_instances(tmp_path / "empty")
+    with pytest.raises(SystemExit, match="no such folder"):
+        bench.dataset_instances(tmp_path / "missing")
+
+
+def test_a_small_item_is_never_hidden_under_a_bigger_one_that_shares_its_receptacle():
+    # Larger items are placed first, so a knife finds room beside a plate in a sink or lies on top of it;
+    # a plate piled over a knife would hide the knife from every camera.
+    sg = SceneGraph3D("Sinks")
+    sg.rooms[1] = Room3D(1, "kitchen", "", (2.5, 2.5, 1.5), (5.0, 5.0, 3.0))
+    sg.objects[1] = Object3D(1, "sink", "", 1, (2.5, 0.4, 0.45), (0.57, 0.54, 0.9))
+    sg.objects[2] = Object3D(2, "knife", "", 1, (2.5, 0.4, 0.92), (0.22, 0.03, 0.02))
+    sg.objects[3] = Object3D(3, "plate", "", 1, (2.5, 0.4, 0.93), (0.25, 0.25, 0.03))
+    sg.objects[4] = Object3D(4, "bowl", "", 1, (2.5, 0.4, 0.95), (0.48, 0.16, 0.1))
+    ex = HabitatExecutor(inspect=False)
+    try:
+        for seed in range(6):
+            rng = np.random.default_rng(seed)
+            scene = to_household_scene(sg.copy(), rng, n_people=1)
+            ex.reset(scene, scene.init, rng)
+            knife, size = ex.pose[2], np.asarray(sg.objects[2].size)
+            for other in (3, 4):
+                half = np.asarray(sg.objects[other].size) / 2
+                above = ex.pose[other][2] - half[2] >= knife[2] + size[2] / 2 - 1e-3  # it lies over the knife
+                overlap = np.all(np.abs(ex.pose[other][:2] - knife[:2]) < size[:2] / 2 + half[:2] - 1e-3)
+                assert not (above and overlap), (seed, other, ex.pose[other], knife)
+    finally:
+        ex.close()
+
+
+def test_what_a_closed_container_too_small_for_it_holds_is_out_of_sight_until_it_opens():
+    from servicerobot.envs.habitat.stage import from_habitat
+    from servicerobot.pddl import Atom
+
+    # A real 3DSG fridge box can be a 7 cm thin slab: the symbolic world still keeps a bottle inside it.
+    sg = SceneGraph3D("Slab")
+    sg.rooms[1] = Room3D(1, "kitchen", "", (2.5, 2.5, 1.5), (5.0, 5.0, 3.0))
+    sg.objects[1] = Object3D(1, "refrigerator", "", 1, (2.5, 0.1, 0.9), (0.6, 0.07, 1.8))
+    sg.objects[2] = Object3D(2, "bottle", "", 1, (2.5, 0.1, 0.9), (0.08, 0.08, 0.3))
+    rng = np.random.default_rng(0)
+    scene = to_household_scene(sg, rng, n_people=1)
+    facts = scene.init | {Atom("closed", ("refrigerator_1",))}
+    ex = HabitatExecutor(inspect=False)
+    try:
+        ex.reset(scene, facts, rng)
+        assert Atom("inside", ("bottle_2", "refrigerator_1")) in facts
+        body_at = from_habitat(np.asarray(ex.bodies[2].translation))
+        assert body_at[2] < -20  # below the floor: no camera sees it through the closed door
+        ex.sync(facts - {Atom("closed", ("refrigerator_1",))})
+        body_at = from_habitat(np.asarray(ex.bodies[2].translation))
+        assert np.allclose(body_at, ex.pose[2], atol=1e-4) and ex._rests_at(2, 1)
     finally:
         ex.close()

@@ -14,6 +14,7 @@ import itertools
 import os
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ import numpy as np
 from servicerobot.adapters.habitat import SemanticIndex, View, household_percept, observe, seen_fraction
 from servicerobot.envs.executor import Executor
 from servicerobot.envs.habitat.stage import (
+    SHELL_T,
+    TOP_OPEN,
     Stage,
     build_stage,
     floor_levels,
@@ -114,6 +117,8 @@ class HabitatExecutor(Executor):
         self.views_rendered = 0
         self.inspections = 0  # look-arounds that drove to receptacles to look, and the metres that took
         self.inspection_distance = 0.0
+        self.moved: list[str] = []  # furniture the stage moved because it cut a room off (`_clear_way`)
+        self._cleared = None
 
     # ------------------------------------------------------------------ episode
     def reset(self, scene: GibsonScene, facts: frozenset[Atom], rng: np.random.Generator) -> None:
@@ -123,17 +128,18 @@ class HabitatExecutor(Executor):
         # The stage's frame: every floor's level at z = 0, floors side by side (`stage_layout`).
         self.scene, self.graph, self.rng = scene, stage_layout(scene.source_graph), rng
         self._levels = floor_levels(scene.source_graph)
+        self.oid_of: dict[str, int] = {name: node for name, (layer, node) in scene.node_of.items() if layer == "object"}
         key = self._graph_key()
         if key != self._stage_key or self.sim is None:
             self._open(key, habitat_sim)
+        elif getattr(self, "_cleared", None):
+            self.graph, moved_source, self.moved, moves = self._cleared
+            scene.source_graph = moved_source.copy()
+            for oid, delta in moves:
+                self._move_fixture_entities(oid, delta)
         rom = self.sim.get_rigid_object_manager()
         rom.remove_all_objects()
-        self.name_of_sid: dict[int, str] = {}
-        self.oid_of: dict[str, int] = {}
-        for name, (layer, node) in scene.node_of.items():
-            if layer == "object":
-                self.oid_of[name] = node
-                self.name_of_sid[self.stage.semantic_of[node]] = name
+        self.name_of_sid: dict[int, str] = {self.stage.semantic_of[node]: name for name, node in self.oid_of.items()}
         self.pose: dict[int, np.ndarray] = {}  # 3DSG id -> current centre (3DSG frame)
         self.bodies: dict[int, Any] = {}
         tm = self.sim.get_object_template_manager()
@@ -157,9 +163,20 @@ class HabitatExecutor(Executor):
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def _open(self, key: str, habitat_sim) -> None:
+        self._rebuild(habitat_sim, key)
+        self._stage_key = key
+        self._cleared = None
+        if not self._clear_way(habitat_sim):
+            self._check_reachable()
+        if self.moved:  # the next episodes in this building find the same stage: the same move in their graph
+            self._cleared = (self.graph, self.scene.source_graph, list(self.moved), list(self._moves))
+
+    def _rebuild(self, habitat_sim, key: str | None = None) -> None:
+        """The stage, simulator and navmesh of `self.graph` (in the folder of `key`, else of the last one)."""
         if self.sim is not None:
             self.sim.close()
             self.sim = None
+        key = key or self._stage_key
         folder = self._workdir / key
         if folder.exists():
             shutil.rmtree(folder)
@@ -199,6 +216,8 @@ class HabitatExecutor(Executor):
             raise SceneError(f"habitat-sim could not build a navmesh for {self.graph.name}")
         self._footprints = [tuple(np.asarray(x)[:2] for x in o.box) for o in self.graph.objects.values()
                             if o.id not in self.stage.items]
+        self._solid = [(o.id, *(np.asarray(x, dtype=float) for x in o.box)) for o in self.graph.objects.values()
+                       if o.id not in self.stage.items]  # furniture boxes: (id, lo, hi)
         self._fronts = {o.id: front_side(o, self.graph) for o in self.graph.objects.values()
                         if o.id not in self.stage.items}
         self._receptacles = [o.id for o in self.graph.objects.values() if o.id not in self.stage.items
@@ -208,9 +227,43 @@ class HabitatExecutor(Executor):
         # Region k of the .house is room stage.region_rooms[k]; the household names them by their labels.
         room_name = {node: name for name, (layer, node) in self.scene.node_of.items() if layer == "room"}
         self.region_room = {k: room_name[rid] for k, rid in enumerate(self.stage.region_rooms)}
-        self._stage_key = key
         self._habitat_sim = habitat_sim
-        self._check_reachable()
+        self._approaches: dict[str, np.ndarray] = {}  # fixture -> where the robot stands to handle it
+
+    def _cut_off(self) -> list[str]:
+        """The rooms the stage does not let the robot reach from the first room of their floor (floors meet by
+        stairs), or where it finds no free floor to stand on: [] when the stage is as the symbolic world says."""
+        by_floor: dict[str, list[str]] = {}
+        for name, (layer, node) in sorted(self.scene.node_of.items()):
+            if layer == "room":
+                by_floor.setdefault(self.graph.rooms[node].floor, []).append(name)
+        cut = []
+        for rooms in by_floor.values():
+            points = {}
+            for room in rooms:
+                try:
+                    points[room] = self._stand_point(room)
+                except SceneError:
+                    cut.append(room)
+            reached = [r for r in rooms if r in points]
+            for room in reached[1:]:
+                self.position = points[reached[0]]
+                if self._walk(points[room], record=False):
+                    cut.append(room)
+        self.distance = 0.0
+        return cut
+
+    def _unreachable_fixtures(self) -> list[str]:
+        """The furniture of reachable rooms that the robot cannot walk up to from any side."""
+        out = []
+        for name, (layer, node) in sorted(self.scene.node_of.items()):
+            entity = self.scene.entities.get(name)
+            if layer != "object" or node in self.stage.items or entity is None or entity.room is None:
+                continue
+            with contextlib.suppress(SceneError):  # a room without floor is `_cut_off`'s
+                if not self._reachable(self._stand_point(entity.room), self._approach_point(name)):
+                    out.append(name)
+        return out
 
     def _check_reachable(self) -> None:
         """Every room's stand point is reachable from the others of its floor (floors meet by stairs), as the
@@ -232,6 +285,69 @@ class HabitatExecutor(Executor):
                     "their furniture's boxes in the 3DSG")
         self.distance = 0.0
 
+    def _clear_way(self, habitat_sim, most: int = 12) -> bool:
+        """When furniture cuts a room off (or covers its floor), or else leaves a piece of furniture with no side
+        the robot can walk up to, move what blocks it: each of the `most` pieces nearest what is cut off
+        (pieces whose size the file does not give first: `report.default_sized`) is pushed against each wall
+        of its room in turn, with what rests on it, until the stage reaches every room and every piece. The move goes into the scene's own graph as well (one geometry for both worlds)
+        and is said in its load report (`report.notes`) and in `moved`. Returns whether the stage was (or now
+        is) clear."""
+        self.moved: list[str] = []
+        self._moves: list[tuple[int, np.ndarray]] = []
+        cut = self._cut_off()
+        if not cut:
+            cut = self._unreachable_fixtures()
+            if not cut:
+                return True
+        source = self.scene.source_graph
+        report = getattr(source, "report", None)
+        guessed = set(getattr(report, "default_sized", []) or [])
+        cut_ids = [self.scene.node_of[r] for r in cut]
+        boxes = [self.graph.rooms[i] if layer == "room" else self.graph.objects[i] for layer, i in cut_ids]
+        floors = {self.graph.rooms[b.id if layer == "room" else b.parent_room].floor
+                  for (layer, _), b in zip(cut_ids, boxes, strict=True)}
+
+        def gap(obj) -> float:
+            return min(float(np.linalg.norm(np.maximum(np.abs(np.subtract(obj.location[:2], r.location[:2]))
+                                                       - np.divide(r.size[:2], 2) - np.divide(obj.size[:2], 2), 0.0)))
+                       for r in boxes)
+
+        pieces = [o for o in self.graph.objects.values() if o.id not in self.stage.items
+                  and self.graph.rooms[o.parent_room].floor in floors]
+        pieces = sorted(pieces, key=lambda o: (o.id not in guessed, round(gap(o), 2), o.id))[:most]
+        graph, scene_graph = self.graph, source
+        for obj in pieces:
+            room = graph.rooms[obj.parent_room]
+            for axis, sign in ((0, -1), (0, 1), (1, -1), (1, 1)):
+                delta = np.zeros(3)
+                edge = room.location[axis] + sign * (room.size[axis] / 2 - obj.size[axis] / 2 - 0.05)
+                delta[axis] = edge - obj.location[axis]
+                if abs(delta[axis]) < 0.1:
+                    continue
+                self.graph = _moved(graph, obj.id, delta)
+                self._rebuild(habitat_sim)
+                if not self._cut_off() and not self._unreachable_fixtures():
+                    self.scene.source_graph = _moved(scene_graph, obj.id, delta)
+                    note = (f"{obj.label} moved {abs(delta[axis]):.2f} m {'-+'[sign > 0]}{'xy'[axis]} (to the wall of "
+                            f"{room.label}), with what rests on it: it cut {sorted(cut)} off in habitat-sim")
+                    self.moved.append(note)
+                    self._move_fixture_entities(obj.id, delta)
+                    self._moves.append((obj.id, delta))
+                    if report is not None:
+                        self.scene.source_graph.report = replace(report, notes=[*report.notes, note])
+                    return True
+        self.graph = graph
+        self._rebuild(habitat_sim)
+        return False
+
+    def _move_fixture_entities(self, oid: int, delta: np.ndarray) -> None:
+        """The symbolic scene's floor-plan position of a fixture the stage moved, moved as well."""
+        for name, (layer, node) in self.scene.node_of.items():
+            entity = self.scene.entities.get(name)
+            if layer == "object" and node == oid and entity is not None and entity.pos is not None:
+                self.scene.entities[name] = replace(entity, pos=(entity.pos[0] + float(delta[0]),
+                                                                 entity.pos[1] + float(delta[1])))
+
     def _add_box(self, tm, rom, cube: str, handle: str, size, semantic_id: int):
         template = tm.get_template_by_handle(cube)
         sx, sy, sz = (max(float(s), 0.01) for s in size)
@@ -252,7 +368,9 @@ class HabitatExecutor(Executor):
     def _apply(self, facts: frozenset[Atom], initial: bool = False) -> None:
         """Move items and doors so habitat shows `facts` (only what differs from the last facts)."""
         changed = facts - self.facts
-        for atom in sorted(changed):
+        # Larger items first: a small one then finds room beside them or lies on top, where it shows; a big
+        # one piled over a small one would hide it from every camera (a plate over a knife in a sink).
+        for atom in sorted(changed, key=lambda a: (-self._footprint(a), a)):
             if atom.predicate in ("on", "inside") and atom.args[0] in self.oid_of:
                 self._put(atom.args[0], atom.args[1], atom.predicate, keep=initial)
             elif atom.predicate in ("held-by", "discarded") and atom.args[0] in self.oid_of:
@@ -264,7 +382,33 @@ class HabitatExecutor(Executor):
             is_closed = name is not None and Atom("closed", (name,)) in facts
             target = centre if is_closed else np.array([centre[0], centre[1], _HIDDEN_Y])
             body.translation = self._mn.Vector3(*to_habitat(target))
+        self._shut_in(facts)
         self.facts = facts
+
+    def _shut_in(self, facts: frozenset[Atom]) -> None:
+        """Items in a closed container that its box cannot hold (a real 3DSG fridge box can be 7 cm deep) wait
+        below the floor while it is closed, so no camera sees what its door hides; they stand at their spot
+        in it (`pose`) again when it opens."""
+        for atom in facts:
+            if atom.predicate != "inside" or atom.args[0] not in self.oid_of or atom.args[1] not in self.oid_of:
+                continue
+            oid, fid = self.oid_of[atom.args[0]], self.oid_of[atom.args[1]]
+            if fid not in self.panels or oid not in self.pose:
+                continue
+            lo, hi = self.graph.objects[fid].box
+            half = np.asarray(self.graph.objects[oid].size) / 2
+            p = self.pose[oid]
+            sticks_out = bool(np.any(p - half < lo - 1e-3) or np.any(p + half > hi + 1e-3))
+            shut = sticks_out and Atom("closed", (atom.args[1],)) in facts
+            self.bodies[oid].translation = self._mn.Vector3(*to_habitat(
+                np.array([p[0], p[1], _HIDDEN_Y]) if shut else p))
+
+    def _footprint(self, atom: Atom) -> float:
+        """The floor area of the item an on/inside atom places (0 for any other atom)."""
+        if atom.predicate not in ("on", "inside") or atom.args[0] not in self.oid_of:
+            return 0.0
+        size = self.graph.objects[self.oid_of[atom.args[0]]].size
+        return round(float(size[0] * size[1]), 6)
 
     def _name_of_oid(self, oid: int) -> str | None:
         return self.name_of_sid.get(self.stage.semantic_of[oid])
@@ -279,23 +423,59 @@ class HabitatExecutor(Executor):
         # Solid bodies do not interpenetrate: the 3DSG's own spot is kept only when it is clear of the items
         # placed so far (generated 3DSGs put a quarter of their items partly inside another one).
         if (keep and support_of(self.graph, obj) in ((relation, fid), ("on", fid), ("inside", fid))
-                and not self._clash(oid, np.asarray(obj.location))):
+                and not self._clash(oid, np.asarray(obj.location)) and not self._buried(oid, fid, obj.location)):
             self._set(oid, np.asarray(obj.location))
             return
         holder = self.graph.objects[fid]
         best = None
-        for _ in range(40):  # the spot overlapping the fewest things already there
+        for _ in range(40):  # the spot overlapping the fewest things already there, then under the fewest
             spot = np.asarray(place_spot(holder, obj.size, relation, self.rng))
             clash = self._clash(oid, spot)
-            if best is None or len(clash) < len(best[0]):
-                best = (clash, spot)
-            if not clash:
+            score = (len(clash) + self._buried(oid, fid, spot), len(self._over(oid, spot)))
+            if best is None or score < best[0]:
+                best = (score, clash, spot)
+            if score == (0, 0):
                 break
-        clash, spot = best
-        if clash:  # no free spot left: it rests on top of what is there, as a pile does
+        _, clash, spot = best
+        # A closed-front container (a fridge, a cabinet) keeps a pile inside its box: one that rose through
+        # its roof would show what its door hides; there the item shares the space with what is there.
+        roof = holder.box[1][2] - SHELL_T if relation == "inside" and class_type(holder.class_) not in TOP_OPEN else None
+        first = spot
+        while clash:  # no free spot left: it rests on top of what is there, as a pile does
             top = max(self.pose[o][2] + self.graph.objects[o].size[2] / 2 for o in clash)
             spot = np.array([spot[0], spot[1], top + obj.size[2] / 2 + 0.002])
+            if roof is not None and spot[2] + obj.size[2] / 2 > roof:
+                spot = first
+                break
+            clash = self._clash(oid, spot)
         self._set(oid, spot)
+
+    def _rests_at(self, oid: int, fid: int, reach: float = 0.3) -> bool:
+        """Whether item `oid` stands at `fid` in the stage: within `reach` of its box, or on a pile of items
+        that stands on it (a crowded surface piles up: `_put`)."""
+        lo, hi = (np.asarray(x, dtype=float) for x in self.graph.objects[fid].box)
+        p = self.pose[oid]
+        bottom = p[2] - self.graph.objects[oid].size[2] / 2  # a tall vase's centre stands high over its couch
+        if np.any(p[:2] < lo[:2] - reach) or np.any(p[:2] > hi[:2] + reach) or p[2] < lo[2] - reach:
+            return False
+        pile = sum(self.graph.objects[o].size[2] for o, q in self.pose.items() if o != oid and q[2] < p[2]
+                   and np.all(q[:2] >= lo[:2] - reach) and np.all(q[:2] <= hi[:2] + reach) and q[2] > lo[2] - reach)
+        return bool(bottom <= hi[2] + reach + pile)
+
+    def _buried(self, oid: int, fid: int, spot) -> int:
+        """How many pieces of furniture other than its holder `fid` the box of `oid` would be inside of at
+        `spot` (real 3DSG chairs stand half under a table: an item there would be hidden in the chair's box)."""
+        half = np.asarray(self.graph.objects[oid].size) / 2
+        lo, hi = np.asarray(spot) - half, np.asarray(spot) + half
+        return sum(1 for f in self._solid if f[0] != fid and np.all(np.minimum(hi, f[2]) - np.maximum(lo, f[1]) > 1e-3))
+
+    def _over(self, oid: int, spot: np.ndarray) -> list[int]:
+        """The items already placed that would lie over the box of `oid` at `spot`, hiding it from above."""
+        size = np.asarray(self.graph.objects[oid].size)
+        top = spot[2] + size[2] / 2
+        return [other for other, p in self.pose.items() if other != oid
+                and p[2] - self.graph.objects[other].size[2] / 2 >= top - 1e-3
+                and np.all(np.abs(p[:2] - spot[:2]) < (size[:2] + np.asarray(self.graph.objects[other].size[:2])) / 2)]
 
     def _clash(self, oid: int, spot: np.ndarray) -> list[int]:
         """The items already placed that the box of `oid` would overlap at `spot`."""
@@ -363,14 +543,36 @@ class HabitatExecutor(Executor):
         return None
 
     def _approach_point(self, fixture: str) -> np.ndarray:
-        """Where the robot stands to handle a piece of furniture: in front of it, on the navmesh."""
+        """Where the robot stands to handle a piece of furniture: in front of it, on the navmesh, where the
+        robot can walk to from its room's stand point; else in front of another side (the front first, then
+        its back, then the short sides). Where no side can be walked to, the front's point (the walk there
+        fails, naming it); where no side has floor, the room's stand point."""
+        cached = self._approaches.get(fixture)
+        if cached is not None:
+            return cached
         obj: Object3D = self.graph.objects[self.oid_of[fixture]]
-        axis, sign = self._fronts.get(obj.id) or front_side(obj, self.graph)
-        p = np.array(obj.location, dtype=float)
-        p[axis] += sign * (obj.size[axis] / 2 + self.agent_radius + 0.35)
-        p[2] = 0.0
-        point = self._floor_point(p[0], p[1])
-        return point if point is not None else self._stand_point(self.scene.entities[fixture].room)
+        front = self._fronts.get(obj.id) or front_side(obj, self.graph)
+        home = self._stand_point(self.scene.entities[fixture].room)
+        found = []
+        for axis, sign in dict.fromkeys([front, (front[0], -front[1]), (1 - front[0], 1), (1 - front[0], -1)]):
+            p = np.array(obj.location, dtype=float)
+            p[axis] += sign * (obj.size[axis] / 2 + self.agent_radius + 0.35)
+            candidate = self._floor_point(p[0], p[1])
+            if candidate is not None:
+                found.append(candidate)
+                if self._reachable(home, candidate):
+                    break
+        # None reachable: the front's point all the same, so walking there fails and says why.
+        point = found[-1] if found and self._reachable(home, found[-1]) else (found[0] if found else home)
+        self._approaches[fixture] = point
+        return point
+
+    def _reachable(self, start: np.ndarray, goal: np.ndarray) -> bool:
+        """Whether the navmesh joins two points (habitat positions)."""
+        path = self._habitat_sim.ShortestPath()
+        path.requested_start = np.asarray(start, dtype=np.float32)
+        path.requested_end = np.asarray(goal, dtype=np.float32)
+        return bool(self.sim.pathfinder.find_path(path) and len(path.points) > 0)
 
     def _walk(self, target: np.ndarray, record: bool = True) -> str:
         """Drive along the navmesh geodesic to `target` ("" or why not); `record` keeps it as `last_path`."""
@@ -421,9 +623,7 @@ class HabitatExecutor(Executor):
                     self._face(target)
             if not error and name in ("pick-up", "take-out"):
                 item, holder = args[1], args[2]
-                lo, hi = self.graph.objects[self.oid_of[holder]].box
-                p = self.pose[self.oid_of[item]]
-                if np.any(p < lo - 0.3) or np.any(p > hi + 0.3):
+                if not self._rests_at(self.oid_of[item], self.oid_of[holder]):
                     error = f"{item} is not at {holder} in the simulator"
         if error:
             return error
@@ -542,3 +742,14 @@ class HabitatExecutor(Executor):
         workdir = getattr(self, "_workdir", None)
         if workdir is not None and os.path.isdir(workdir):
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _moved(sg, oid: int, delta: np.ndarray):
+    """A copy of graph `sg` with object `oid` moved by `delta` (x, y, z), and the items resting on or in it."""
+    out = sg.copy()
+    riders = [o.id for o in sg.objects.values() if o.id != oid and support_of(sg, o) is not None
+              and support_of(sg, o)[1] == oid]
+    for k in (oid, *riders):
+        o = out.objects[k]
+        out.objects[k] = replace(o, location=tuple(float(v) for v in np.add(o.location, delta)))
+    return out

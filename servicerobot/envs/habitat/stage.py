@@ -21,11 +21,12 @@ from servicerobot.errors import DependencyNotInstalled, install_hint
 from servicerobot.scenes.gibson import SINK_DEPTH, SceneGraph3D, adjacent_rooms, class_type
 from servicerobot.scenes.gibson_classes import ITEM_TYPES, class_key
 
-__all__ = ["FLOOR_GAP", "WALL_HEIGHT", "Stage", "build_stage", "floor_levels", "from_habitat", "front_side",
+__all__ = ["FLOOR_GAP", "SHELL_T", "TOP_OPEN", "WALL_HEIGHT", "Stage", "build_stage", "floor_levels", "from_habitat", "front_side",
            "stage_layout", "to_habitat"]
 
 WALL_HEIGHT, WALL_T, DOOR_W, DOOR_H, SHELL_T = 2.6, 0.1, 1.0, 2.1, 0.03
 FLOOR_GAP = 4.0  # metres between floors laid side by side in the stage
+SEATS, SEAT_H = frozenset({"chair"}), 0.5  # drawn as a seat: up to SEAT_H above the floor of their box
 FRONT_OPEN = frozenset({"openable", "fridge", "washer", "dryer"})
 TOP_OPEN = frozenset({"container", "trashcan", "sink"})
 # Matterport3D region letters for Gibson room categories (what a .house can say).
@@ -220,7 +221,8 @@ def _wall_boxes(sg: SceneGraph3D, doors: list[tuple[int, int]]) -> tuple[list, l
                     pieces.append((g0, g1, DOOR_H, WALL_HEIGHT))  # lintel
                     start = g1
                 pieces.append((start, hi[other] + WALL_T / 2, 0.0, WALL_HEIGHT))
-                for s0, s1, z0, z1 in pieces:
+                inside = _runs_through(rooms, rid, axis, plane)
+                for s0, s1, z0, z1 in _cut(pieces, inside):
                     if s1 - s0 <= 1e-3:
                         continue
                     a, b = np.zeros(3), np.zeros(3)
@@ -229,6 +231,37 @@ def _wall_boxes(sg: SceneGraph3D, doors: list[tuple[int, int]]) -> tuple[list, l
                     a[2], b[2] = z0, z1
                     boxes.append((a, b))
     return boxes, doorways, floors, walkways
+
+
+def _runs_through(rooms: dict, rid: int, axis: int, plane: float, depth: float = 0.05) -> list[tuple[float, float]]:
+    """Where a wall of room `rid` (at `plane` across `axis`) runs through another room of its floor, at least
+    `depth` inside it: the stretches (lo, hi) along the wall. Real 3DSG boxes overlap (a room is no rectangle);
+    their overlap is floor both rooms share, so no wall stands there and the two rooms open into each other."""
+    other, me = 1 - axis, rooms[rid]
+    out = []
+    for oid, r in rooms.items():
+        if oid == rid or r.floor != me.floor:
+            continue
+        lo, hi = np.subtract(r.location[:2], np.divide(r.size[:2], 2)), np.add(r.location[:2], np.divide(r.size[:2], 2))
+        if lo[axis] + depth < plane < hi[axis] - depth:
+            out.append((float(lo[other]), float(hi[other])))
+    return out
+
+
+def _cut(pieces: list[tuple[float, float, float, float]], holes: list[tuple[float, float]]) -> list:
+    """Wall pieces (s0, s1, z0, z1) without the stretches `holes` (lo, hi) along the wall."""
+    for h0, h1 in holes:
+        kept = []
+        for s0, s1, z0, z1 in pieces:
+            if h1 <= s0 or h0 >= s1:
+                kept.append((s0, s1, z0, z1))
+                continue
+            if h0 > s0:
+                kept.append((s0, h0, z0, z1))
+            if h1 < s1:
+                kept.append((h1, s1, z0, z1))
+        pieces = kept
+    return pieces
 
 
 def _overlap_doors(rooms: dict, doorways: list, obstacles: Obstacles, gaps: dict) -> list:
@@ -322,6 +355,12 @@ def build_stage(sg: SceneGraph3D, folder: str | Path, doors: list[tuple[int, int
                 slabs = [(lo, base_hi)] + _shell(basin_lo, hi, (2, 1))
             else:
                 slabs = _shell(lo, hi, (2, 1))
+        elif class_key(o.class_) in SEATS:
+            # A chair's box takes in its back and the space under the seat: as a solid block it would hide a
+            # table's top from every camera (real 3DSG chairs stand half under the table). The seat remains.
+            b = hi.copy()
+            b[2] = min(hi[2], lo[2] + SEAT_H)
+            slabs = [(lo, b)]
         else:
             slabs = [(lo, hi)]
         for k, (a, b) in enumerate(slabs):
