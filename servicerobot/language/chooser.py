@@ -275,17 +275,20 @@ class ChoosingInterpreter:
         kept = [] if full else [0] + [i for i, g in enumerate(finals) if g in built][:_MAX_SEQ_KEPT - 1]
         tokens = self._token_scores("task", messages, [render(g) for g in finals], full=full, keep=kept).logprobs
         final_totals, _ = scores_of(finals, tokens)
+        # as many of each named kind as the words ask for ("all the apples": not one of them), in the
+        # enumeration's answers as in the built ones
+        numbers = decompose.counted(finals, found, context) if found else [0] * len(finals)
         enumerated = [i for i, g in enumerate(finals) if g not in built or g == best]
-        first = max(enumerated, key=lambda i: final_totals[i])
+        first = max(enumerated, key=lambda i: final_totals[i] + self.count_weight * numbers[i])
         if not built:
             return finals[first]
         among = [first] + [i for i, g in enumerate(finals) if g in built and i != first]
         fit = [decompose.coverage(finals[i], found, context) for i in among]
-        numbers = decompose.counted([finals[i] for i in among], found, context)
         self.decomposition.update(scores=[(round(sum(tokens[i][:-1]), 3), round(tokens[i][-1], 3)) if tokens[i] else None
-                                          for i in among], fit=[round(f, 3) for f in fit], counted=numbers)
+                                          for i in among], fit=[round(f, 3) for f in fit],
+                                  counted=[numbers[i] for i in among])
         return finals[among[decompose.decide([tokens[i] for i in among], fit, self.end_weight, self.kind_weight,
-                                             numbers, self.count_weight)]]
+                                             [numbers[i] for i in among], self.count_weight)]]
 
     def _kinds(self, text: str, speaker: str, context: Context, rel: dict[str, float],
                rooms: list[str]) -> tuple[list, list, list[str]]:
