@@ -26,7 +26,7 @@ import re
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from servicerobot.envs.observation import Observation, decode
 from servicerobot.errors import ActionError, PDDLError, PDDLSemanticError, PlannerError, ServiceRobotError
@@ -43,7 +43,11 @@ from servicerobot.pddl import (
     Atom,
     AtomF,
     Domain,
+    Exists,
+    Forall,
+    Imply,
     Not,
+    Or,
     Problem,
     format_formula,
     val_validate,
@@ -55,7 +59,7 @@ from servicerobot.planners import FastDownward, Planner
 from servicerobot.planners.goal_compilation import conjunctive_goal, goal_names
 from servicerobot.planners.relaxation.core import keep_achievable
 
-__all__ = ["VARIANTS", "AgentStep", "ServiceAgent", "default_interpreter"]
+__all__ = ["VARIANTS", "AgentStep", "ObservedState", "ServiceAgent", "default_interpreter"]
 
 VARIANTS = ("static", "full-kg", "entity-rag", "search-rag", "visual-only")
 _FAILED_PRE = re.compile(r"precondition (\((?:not )?\(?[^()]*\)?\)) is false")
@@ -63,19 +67,67 @@ _TOKEN = re.compile(r"[a-z0-9_\-]+")
 _LOCATED_BY = ("on", "inside", "held-by")  # (item, holder) predicates: where an item stands
 
 
-def default_interpreter(**llm: Any) -> Interpreter:
-    """An LLM interpreter when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set, else the rule interpreter;
-    `llm` goes to `OpenAIModel` (`model`, `timeout`, `max_retries`, `backoff`)."""
+def _item_guards(domain: Domain) -> frozenset[str]:
+    """The predicates through which an item an action does not name can forbid it: those inside a precondition's
+    quantifier over items where fewer items make it truer (`not exists`, or `forall`), as tamp-world's `move`
+    asks that no unsafe box guards the place. Empty when leaving items out can only take plans away."""
+    types = domain.types
+    found: set[str] = set()
+
+    def over_items(params) -> bool:
+        return any(t in types and (types.is_subtype(t, "item") or types.is_subtype("item", t)) for _, t in params)
+
+    def predicates(f) -> set[str]:
+        if isinstance(f, AtomF):
+            return {f.predicate}
+        parts = (f.parts if isinstance(f, (And, Or)) else (f.f,) if isinstance(f, Not)
+                 else (f.a, f.b) if isinstance(f, Imply) else (f.body,) if isinstance(f, (Exists, Forall)) else ())
+        return set().union(*(predicates(p) for p in parts)) if parts else set()
+
+    def walk(f, positive: bool) -> None:
+        if isinstance(f, (Exists, Forall)):
+            if over_items(f.params) and isinstance(f, Forall) == positive:
+                found.update(predicates(f.body))
+            walk(f.body, positive)
+        elif isinstance(f, (And, Or)):
+            for part in f.parts:
+                walk(part, positive)
+        elif isinstance(f, Not):
+            walk(f.f, not positive)
+        elif isinstance(f, Imply):
+            walk(f.a, not positive)
+            walk(f.b, positive)
+
+    for action in domain.actions.values():
+        walk(action.precondition, True)
+    return frozenset(found)
+
+
+def default_interpreter(language: Any = None, **llm: Any) -> Interpreter:
+    """An LLM interpreter when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set, else the rule interpreter of
+    `language` (a world's `Language`; default the household's); `llm` goes to `OpenAIModel` (`model`,
+    `timeout`, `max_retries`, `backoff`)."""
     from servicerobot.language.openai_client import OpenAIModel
 
     model = OpenAIModel.from_env(**llm)
     if model is None:
         from servicerobot.language.rule_interpreter import RuleInterpreter
 
-        return RuleInterpreter()
+        return RuleInterpreter(language)
     from servicerobot.language.llm_interpreter import LLMInterpreter
 
     return LLMInterpreter(model)
+
+
+class ObservedState(Protocol):
+    """What an env whose observation is its whole state offers the agent (`PDDLGymEnv.planning_view()`):
+    the domain to plan on, the problem an observation states, and the env action for a planned step."""
+
+    domain: Domain
+
+    def problem(self, obs: dict) -> Problem: ...
+
+    def action(self, step: str) -> str: ...
 
 
 @dataclass
@@ -116,12 +168,30 @@ class _TaskState:
 
 
 class ServiceAgent:
-    """The planner-agent; `act(obs)` returns the next action text for `ServiceRobotEnv.step`."""
+    """The planner-agent; `act(obs)` returns the next action text for `ServiceRobotEnv.step`.
+
+    Args:
+        domain: the robot's PDDL domain (`from_env` takes the world's).
+        variant: which memory updates and retrieval it uses, one of `VARIANTS`, optionally with `-noverify`
+            (language updates applied without the verifier); docs/agent.md has the table.
+        interpreter: reads utterances into goals and memory updates (default: `default_interpreter()`).
+        planner: plans on memory (default: Fast Downward's lama-first, 60 s).
+        robot: the robot's name in the domain.
+        max_attempts: tries per utterance, each with the previous try's feedback.
+        fallback_to_full: when a plan fails on the retrieved facts, plan once more on the whole graph.
+        keep_history: memory keeps what each change replaced (`KnowledgeGraph`).
+        validate_with_val: VAL must also accept each plan.
+        relax: for a goal unsolvable on memory, plan for the part that can be reached.
+        observed: for an env whose observation is its whole state (PDDLGym): plan on that state.
+
+    Raises:
+        ServiceRobotError: an unknown variant.
+    """
 
     def __init__(self, domain: Domain, *, variant: str = "search-rag", interpreter: Interpreter | None = None,
                  planner: Planner | None = None, robot: str = "robot", max_attempts: int = 3,
                  fallback_to_full: bool = True, keep_history: bool = True, validate_with_val: bool = False,
-                 relax: bool = False):
+                 relax: bool = False, observed: ObservedState | None = None):
         base = variant.removesuffix("-noverify")
         if base not in VARIANTS:
             raise ServiceRobotError(f"unknown agent variant {variant!r}; choose from "
@@ -140,7 +210,8 @@ class ServiceAgent:
         self.relax = relax
         self.relaxed: list[dict] = []  # every relaxed task this episode: the goal asked, kept, dropped
         self.val_rejections = 0
-        self.verifier = Verifier(domain)
+        self.observed = observed  # set for an env whose observation is its whole state (PDDLGym): plan on it
+        self.verifier = Verifier(domain) if observed is None else None
         self.searcher = SearchRetriever()
         self.memory: KnowledgeGraph | None = None
         self.task: _TaskState | None = None
@@ -153,17 +224,34 @@ class ServiceAgent:
         self._last_action: str | None = None
         self._sees = False
         self._structure_cache: tuple[int, frozenset[Atom]] | None = None
+        self._state_plan: deque[str] = deque()  # with `observed`: the steps left, the state the next should see
+        self._expected: frozenset[Atom] | None = None
+        self._unsolved: frozenset[Atom] | None = None  # the state planning last failed on
 
     @classmethod
     def from_env(cls, env, variant: str = "search-rag", interpreter: Interpreter | None = None,
                  **kwargs: Any) -> ServiceAgent:
-        """An agent for `env`'s world: its domain (the robot's skills), default planner and interpreter."""
-        world = env.unwrapped.world
+        """An agent for `env`'s world: its domain (the robot's skills), default planner, and by default the
+        interpreter `default_interpreter` gives for the world's declared language (`world.language`)."""
+        world = getattr(env.unwrapped, "world", None)
+        view = getattr(env.unwrapped, "planning_view", None)
+        if world is None and callable(view):  # its observation is the whole state: plan on it directly
+            observed = view()
+            return cls(observed.domain, variant=variant, interpreter=interpreter, observed=observed, **kwargs)
+        if world is None:
+            raise ServiceRobotError(
+                f"ServiceAgent.from_env: {type(env.unwrapped).__name__} has neither a world (as ServiceRobotEnv's "
+                "ids have) nor a planning_view() (as ServiceRobot-PDDLGym-v0 has); use one of those envs, or "
+                "build ServiceAgent(domain, ...) and feed it ServiceRobotEnv observations")
+        if interpreter is None:
+            interpreter = default_interpreter(getattr(world, "language", None))
         return cls(world.domain, variant=variant, interpreter=interpreter, **kwargs)
 
     # ------------------------------------------------------------------ the loop
     def act(self, obs: dict | Observation) -> str:
         """Sense, update memory, (re)plan and return one action."""
+        if self.observed is not None:
+            return self._act_on_state(obs)
         o = obs if isinstance(obs, Observation) else decode(obs)
         if o.prior is not None:
             self._start(o.prior)
@@ -181,6 +269,44 @@ class ServiceAgent:
         self.steps.append(stats)
         self._last_action = action
         return action
+
+    def _act_on_state(self, obs: dict) -> str:
+        """The loop where the observation is the whole state: plan on it, act, and replan when the state is
+        not the one the last step should have led to (the step failed, or an outcome was drawn)."""
+        stats = AgentStep(len(self.steps))
+        problem = self.observed.problem(obs)
+        state = problem.init
+        if (not self._state_plan or state != self._expected) and state != self._unsolved:
+            self._plan_state(problem, stats)
+        action = "(wait)"
+        if self._state_plan:
+            step = self._state_plan.popleft()
+            interp = PDDLInterpreter.shared(self.domain, problem.objects)
+            ga = interp.parse_action(step)
+            self._expected = interp.apply(ga, state) if interp.applicable(ga, state) else None
+            action = self.observed.action(step)
+        stats.action = action
+        self.steps.append(stats)
+        return action
+
+    def _plan_state(self, problem: Problem, stats: AgentStep) -> None:
+        t0 = time.perf_counter()
+        self._state_plan.clear()
+        try:
+            result = self.planner.solve(self.domain, problem)
+            failure = None if result.solved else planner_failure(result, stats.step)
+        except (PlannerError, PDDLError, ServiceRobotError, TimeoutError) as exc:
+            result, failure = None, Failure("planner error", f"{type(exc).__name__}: {exc}", "plan", stats.step)
+        stats.planning_time += time.perf_counter() - t0
+        stats.expanded += (result.expanded or 0) if result is not None else 0
+        stats.replanned = True
+        self.replans += 1
+        if failure is not None:
+            self.failures.append(failure)
+            self._unsolved = problem.init  # not again on this state: wait for it to change
+            return
+        self._state_plan.extend(result.plan)
+        self._unsolved = None
 
     def _start(self, prior: dict) -> None:
         self.memory = KnowledgeGraph.from_prior(self.domain, prior, self.robot, keep_history=self.keep_history)
@@ -352,12 +478,17 @@ class ServiceAgent:
         In the household domain an action changes only the items it names, so an idle item keeps every
         fact it has and cannot matter to the goal; kept, each one multiplies the operators Fast Downward
         grounds (an item can go on any surface: 65 idle items on the large house meant 18,500 operators and
-        2.8 s of translation for a one-item goal). Domains without an `item` type are left as they are.
+        2.8 s of translation for a one-item goal). Domains without an `item` type are left as they are, and so
+        are the items through which an action that does not name them can be forbidden (`_item_guards`:
+        tamp-world's unsafe boxes that guard places), since leaving them out makes plans that fail on memory.
         """
         types = self.domain.types
         if "item" not in types:
             return facts
         keep = names | {a.args[1] for a in self.memory.facts_about(self.robot) if a.predicate == "holding"}
+        guards = _item_guards(self.domain)
+        if guards:
+            keep |= {n for a in facts if a.predicate in guards for n in a.args}
         idle = {n for a in facts for n in a.args if n not in keep and self.memory.has_entity(n)
                 and types.is_subtype(self.memory.type_of(n), "item")}
         return {a for a in facts if idle.isdisjoint(a.args)} if idle else facts

@@ -187,12 +187,16 @@ class PyBulletAdapter:
 
     def percept(self, atoms: frozenset[Atom]) -> dict:
         """`{"room", "entities", "facts", "observed"}`: closed world over the visible entities, whose
-        contents are seen in full for the room, the robot and every visible piece of furniture."""
+        contents are seen in full for the room, the robot and every visible piece of furniture. So every
+        fact about a visible entity is there, and every fact whose object is observed (the room's places,
+        the places that reach a seen table): a fact left out would read as false."""
         visible = self.visible(atoms)
         vis = set(visible)
-        facts = [atom_to_triplet(a) for a in sorted(atoms) if a.args[0] in vis]
         room = self.robot_room()
         observed = [room] + [n for n in visible if n in self.furniture] + [ROBOT]
+        seen = vis | set(observed)
+        facts = [atom_to_triplet(a) for a in sorted(atoms)
+                 if a.args[0] in vis or (len(a.args) == 2 and a.args[1] in seen)]
         return {"room": room, "entities": {n: self.types[n] for n in visible}, "facts": facts,
                 "observed": observed}
 

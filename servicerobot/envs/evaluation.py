@@ -25,8 +25,11 @@ def relevant_problem(world, goal: str) -> Problem:
 
     Every room, fixture and person is kept; items are kept when the goal names them, when they make the
     ground goal false now, or when the robot holds them. In the household domain the robot can only
-    change an item it acts on, so items left out keep satisfying the goal: the pruning is sound.
+    change an item it acts on, so items left out keep satisfying the goal: the pruning is sound. A world that
+    builds its own problem (`oracle_problem(goal)`: PyBullet's sparse places) is asked for it instead.
     """
+    if hasattr(world, "oracle_problem"):
+        return world.oracle_problem(goal)
     scene, state = world.scene, world.state
     compiled = world.interpreter.compile_goal(goal)
     keep_items = goal_names(goal, compiled, state.atoms) | set(state.held_by(ROBOT))

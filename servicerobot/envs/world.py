@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from servicerobot.envs.language import Language
+
 __all__ = ["NodeNeeds", "Utterance", "World"]
 
 
@@ -54,6 +56,7 @@ class World(abc.ABC):
     max_entities: int
     n_rooms: int
     domain: Any
+    language: Language  # what its people say and what it means, declared beside the world (`envs.language`)
 
     @abc.abstractmethod
     def reset(self, rng: np.random.Generator) -> None:

@@ -51,14 +51,16 @@ def make_agent(variant: str, env, options: dict[str, Any] | None = None):
         return OracleAgent.from_env(env, planner)
     from servicerobot.agent import ServiceAgent
 
-    interpreter = make_interpreter(options.pop("interpreter", "default"), options.pop("llm", None) or {})
+    interpreter = make_interpreter(options.pop("interpreter", "default"), options.pop("llm", None) or {},
+                                   getattr(env.unwrapped.world, "language", None))
     return ServiceAgent.from_env(env, variant=variant, interpreter=interpreter, planner=planner,
                                  keep_history=False, **options)
 
 
-def make_interpreter(name: str, llm: dict[str, Any]):
+def make_interpreter(name: str, llm: dict[str, Any], language: Any = None):
     """The language interpreter `agent.interpreter` names (default, rules, llm, local-llm) with its
-    `agent.llm` options (timeout, max_retries, backoff, model; mode for local-llm: choose or generate).
+    `agent.llm` options (timeout, max_retries, backoff, model; mode for local-llm: choose or generate); the
+    rule interpreter reads `language` (the world's declared `Language`; default the household's).
 
     Raises:
         ConfigError: an unknown name, or a model interpreter whose server is not configured.
@@ -67,11 +69,11 @@ def make_interpreter(name: str, llm: dict[str, Any]):
     from servicerobot.experiments.config import ConfigError
 
     if name == "default":
-        return default_interpreter(**{k: v for k, v in llm.items() if k != "mode"})
+        return default_interpreter(language, **{k: v for k, v in llm.items() if k != "mode"})
     if name == "rules":
         from servicerobot.language.rule_interpreter import RuleInterpreter
 
-        return RuleInterpreter()
+        return RuleInterpreter(language)
     if name == "llm":
         from servicerobot.language.llm_interpreter import LLMInterpreter
         from servicerobot.language.openai_client import OpenAIModel

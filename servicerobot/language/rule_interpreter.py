@@ -1,20 +1,24 @@
-"""`RuleInterpreter`: the offline default for the household world's controlled English. A baseline.
+"""`RuleInterpreter`: the offline default for a world's controlled English. A baseline.
 
-It knows the household templates (`EVENT_TEMPLATES`, `TASK_TEMPLATES`) and nothing about the true world:
+It is built from the `Language` the world declares (`servicerobot.envs.language`; `RuleInterpreter.for_world`),
+the same templates the world's task generator and people speak from, and knows nothing about the true world:
 it matches an utterance against every template, resolves each noun phrase against the robot's entity
-catalogue (and, to break ties, the retrieved facts), and maps the matched event or task kind to a
-delta or a PDDL goal. Text outside the templates is not understood (an empty update, or an error for a
-task). Honest label: this is template parsing, not language understanding.
+catalogue (and, to break ties, the retrieved facts), and maps the matched event or task kind to a delta or a
+PDDL goal: the meaning the language declares for the kind, filled with the entities the phrases name, or,
+for the household kinds whose meaning depends on memory, the household readings below. Text outside the
+templates is not understood (an empty update, or an error for a task). Honest label: this is template
+parsing, not language understanding.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from servicerobot.envs.household.language import EVENT_TEMPLATES, TASK_TEMPLATES
+from servicerobot.envs.language import Language, Phrasing, fill
 from servicerobot.errors import ServiceRobotError
 from servicerobot.language.base import Usage
 from servicerobot.language.interpreter import Context, QueryEdge, QueryGraph, QueryNode
@@ -26,14 +30,12 @@ __all__ = ["NotUnderstood", "RuleInterpreter"]
 
 _FIELD = re.compile(r"\{(\w+)\}")
 _SPLIT = re.compile(r"(?<=[.?!]) (?:Also, |And |Oh, and )")
-_LOCATIONS = ("on", "inside", "held-by", "holding", "discarded")
-_FIXED = {"prep": ("on", "in"), "prep_src": ("on", "in"), "be": ("is", "are"), "them": ("it", "them"),
-          "need": ("needs", "need")}
+_LOCATIONS = ("on", "inside", "held-by", "holding", "discarded", "item-on")
 _SURFACES = ("surface", "shelf", "bed")
 
 
 class NotUnderstood(ServiceRobotError, ValueError):
-    """The text matches none of the household templates."""
+    """The text matches none of the world's templates."""
 
 
 @dataclass(frozen=True)
@@ -57,12 +59,13 @@ def _compile(kind: str, template: str) -> _Template:
     return _Template(kind, template, tuple(parts))
 
 
-_EVENTS = [_compile(k, t) for k, ts in EVENT_TEMPLATES.items() for t in ts]
-_TASKS = [_compile(k, t) for k, ts in TASK_TEMPLATES.items() for t in ts]
+def _compiled(phrasings: dict[str, Phrasing]) -> list[_Template]:
+    return [_compile(k, t) for k, p in phrasings.items() for t in p.templates]
 
 
 class _Lexicon:
-    """Phrase -> entity names, built from the catalogue the way household people name things."""
+    """Phrase -> entity names, built from the catalogue the way people name things: with the article
+    ("the red mug", the household's phrases) and without it ("red mug", where a template has the article)."""
 
     def __init__(self, entities: Mapping[str, Mapping]):
         self.entities = entities
@@ -76,8 +79,9 @@ class _Lexicon:
         for name, e in entities.items():
             if e.get("type") == "room":
                 label = str(e.get("noun", name)).lower()
-                room_by_label[label] = name
+                room_by_label[label] = room_by_label[name.lower()] = name
                 self.rooms[label if "'s " in label else f"the {label}"].add(name)
+                self.rooms[label].add(name)
         noun_count: dict[str, int] = defaultdict(int)
         for e in entities.values():
             if e.get("room") is not None:
@@ -85,6 +89,8 @@ class _Lexicon:
         for name, e in entities.items():
             typ = e.get("type")
             noun = str(e.get("noun", "")).lower()
+            if not noun:  # unnamed (a place on the floor): nobody says it
+                continue
             if typ == "person":
                 self.people[noun] = name
             elif e.get("room") is not None:  # a fixture
@@ -94,10 +100,12 @@ class _Lexicon:
                     self.owned[(owner.lower(), f"my {noun}")].add(name)
                 if noun_count[noun] <= 1:
                     self.fixtures[f"the {noun}"].add(name)
+                self.fixtures[noun].add(name)
                 room = str(e["room"]).lower()
-                self.fixtures[f"the {noun} in {room if chr(39) + 's ' in room else 'the ' + room}"].add(name)
                 if room in room_by_label:
                     self.fixture_room[name] = room_by_label[room]
+                    room = str(entities[room_by_label[room]].get("noun", room)).lower()
+                self.fixtures[f"the {noun} in {room if chr(39) + 's ' in room else 'the ' + room}"].add(name)
             elif typ not in ("room", "robot"):
                 owner = e.get("owner")
                 if owner:
@@ -107,6 +115,8 @@ class _Lexicon:
                     self.owned[(owner.lower(), "my " + entity_phrase(plain).lower())].add(name)
                 else:
                     self.items["the " + entity_phrase(e).lower()].add(name)
+                    self.items[entity_phrase(e).lower()].add(name)
+                    self.items[noun].add(name)
 
     def item(self, phrase: str, speaker: str) -> set[str]:
         return self.items.get(phrase, set()) | self.owned.get((speaker, phrase), set())
@@ -123,13 +133,28 @@ class _Match:
 
 
 class RuleInterpreter:
-    """Template parsing of the household world's controlled English (see the module docstring)."""
+    """Template parsing of a world's controlled English (see the module docstring).
+
+    Args:
+        language: the declaration of the world it runs in (default: the household world's, which AI2-THOR's
+            and Habitat's worlds speak too); `for_world` takes it from a world.
+    """
 
     name = "rules"
 
-    def __init__(self) -> None:
+    def __init__(self, language: Language | None = None) -> None:
+        if language is None:
+            from servicerobot.envs.household.language import LANGUAGE as language
+        self.language = language
+        self._events = _compiled(language.events)
+        self._tasks = _compiled(language.tasks)
         self.usage = Usage()
         self._lexicon: tuple[Mapping, _Lexicon] | None = None
+
+    @classmethod
+    def for_world(cls, world) -> RuleInterpreter:
+        """The rule interpreter of `world`'s declared language (a world without one speaks the household's)."""
+        return cls(getattr(world, "language", None))
 
     # ------------------------------------------------------------------ matching
     def _lex(self, entities: Mapping[str, Mapping]) -> _Lexicon:
@@ -143,19 +168,20 @@ class RuleInterpreter:
         value = value.strip()
         if not value:
             return None
-        if field in _FIXED:
-            return value if value in _FIXED[field] else None
-        if field in ("item",):
+        role = self.language.fields.get(field)
+        if isinstance(role, tuple):  # a word that names nothing ("on" / "in")
+            return value if value in role else None
+        if role == "item":
             return lex.item(value, speaker) or None
-        if field == "items":
+        if role == "items":
             parts = re.split(r", | and ", value)
             found = [lex.item(p, speaker) for p in parts]
             return found if all(found) else None
-        if field in ("dest", "src", "sink", "container", "bed", "fridge", "shelf"):
+        if role == "fixture":
             return lex.fixture(value, speaker) or None
-        if field == "room":
+        if role == "room":
             return lex.rooms.get(value) or None
-        if field in ("actor", "person"):
+        if role == "person":
             name = lex.people.get(value)
             return {name} if name else None
         return None
@@ -216,46 +242,54 @@ class RuleInterpreter:
         "please" or an imperative task template means a task.
         """
         if context is not None:
-            if self._read(text, speaker, context, _EVENTS, whole=True):
+            if self._read(text, speaker, context, self._events, whole=True):
                 return "update"
-            if self._read(text, speaker, context, _TASKS, whole=True):
+            if self._read(text, speaker, context, self._tasks, whole=True):
                 return "task"
         low = text.lower()
         if low.rstrip().endswith("?") or "please" in low or low.startswith(("could you", "can you")):
             return "task"
-        for t in _TASKS:
+        for t in self._tasks:
             lits = [tok for is_f, tok in t.parts if not is_f and len(tok) > 4]
             if lits and all(lit in low for lit in lits):
                 return "task"
         return "update"
 
     def interpret_update(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> Delta:
-        matches = self._read(text, speaker, context, _EVENTS)
+        matches = self._read(text, speaker, context, self._events)
         if not matches:
-            raise NotUnderstood(f"no household event template matches {text!r}")
+            raise NotUnderstood(f"no {self.language.name} event template matches {text!r}")
         lex = self._lex(context.entities)
         speaker_entity = lex.people.get(speaker.strip().lower())
         facts = _FactView(context.facts)
         remove: set[Atom] = set()
         add: set[Atom] = set()
         for m in matches:
-            r, a = self._event_delta(m, speaker_entity, facts, context, lex)
+            if self.language.events[m.kind].declared:
+                r, a = self._declared_delta(m, facts, context, lex)
+            else:
+                r, a = self._event_delta(m, speaker_entity, facts, context, lex)
             facts = facts.apply(r, a)
             remove |= r - add
             add = (add - r) | a
         return Delta.of(remove, add)
 
     def interpret_task(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> str:
-        matches = self._read(text, speaker, context, _TASKS)
+        matches = self._read(text, speaker, context, self._tasks)
         if not matches:
-            raise NotUnderstood(f"no household task template matches {text!r}")
+            raise NotUnderstood(f"no {self.language.name} task template matches {text!r}")
         lex = self._lex(context.entities)
+        facts = _FactView(context.facts)
+        phrasing = self.language.tasks[matches[0].kind]
+        if phrasing.declared:
+            names = self._bind(matches[0], [phrasing.goal], facts, context, lex)
+            return fill(phrasing.goal, names)
         speaker_entity = lex.people.get(speaker.strip().lower())
-        return self._task_goal(matches[0], speaker_entity, _FactView(context.facts), context, lex)
+        return self._task_goal(matches[0], speaker_entity, facts, context, lex)
 
     def select_entities(self, text: str, speaker: str, context: Context, limit: int = 40) -> list[str]:
         lex = self._lex(context.entities)
-        matches = self._read(text, speaker, context, _EVENTS + _TASKS)
+        matches = self._read(text, speaker, context, self._events + self._tasks)
         names: list[str] = []
         for m in matches:
             for value in m.fields.values():
@@ -273,23 +307,24 @@ class RuleInterpreter:
         nodes: list[QueryNode] = []
         edges: list[QueryEdge] = []
         low = text.strip().lower()
-        templates = _TASKS if self.classify(text, speaker, context) == "task" else _EVENTS
+        templates = self._tasks if self.classify(text, speaker, context) == "task" else self._events
         matches = self._read(text, speaker, context, templates) or self._read(text, speaker, context,
-                                                                              _EVENTS + _TASKS)
+                                                                              self._events + self._tasks)
         kinds = {"item": "item", "items": "item", "dest": "fixture", "src": "fixture", "sink": "sink",
                  "container": "container", "bed": "bed", "fridge": "fridge", "shelf": "shelf", "room": "room",
                  "person": "person", "actor": "person"}
         for m in matches:
             for fld, value in m.fields.items():
-                if fld not in kinds:
+                if fld not in kinds and self.language.fields.get(fld) not in ("item", "fixture", "room", "person"):
                     continue
                 groups = value if isinstance(value, list) else [value]
                 for g in groups:
                     for name in sorted(g)[:1]:
                         phrase = entity_phrase(context.entities[name])
-                        if any(n.text == phrase and n.type == kinds[fld] for n in nodes):
+                        kind = kinds.get(fld) or str(context.entities[name].get("type", "thing"))
+                        if any(n.text == phrase and n.type == kind for n in nodes):
                             continue
-                        node = QueryNode(f"n{len(nodes)}", phrase, kinds[fld])
+                        node = QueryNode(f"n{len(nodes)}", phrase, kind)
                         nodes.append(node)
                         room = str(context.entities[name].get("room") or "")
                         if room and f" in {room}" in low or (room and f" in the {room}" in low):
@@ -311,6 +346,54 @@ class RuleInterpreter:
         return QueryGraph(tuple(nodes), tuple(edges))
 
     # ------------------------------------------------------------------ semantics
+    def _bind(self, m: _Match, patterns: list[str], facts: _FactView, context: Context,
+              lex: _Lexicon) -> dict[str, str | list[str]]:
+        """Entity names for a reading's fields, for a kind whose meaning the language declares: each phrase's
+        candidates narrowed to the room the sentence names, then the choice under which the meaning is most
+        news to memory (goal literals not yet believed) and whose entities memory relates most ("the mug
+        from the desk"), then the first by name."""
+        roles = self.language.fields
+        rooms = set().union(*(v for f, v in m.fields.items() if roles.get(f) == "room" and isinstance(v, set)))
+        names: dict[str, str | list[str]] = {f: v for f, v in m.fields.items() if isinstance(v, str)}
+        choices: dict[str, list[str]] = {}
+        for f, v in m.fields.items():
+            if isinstance(v, set):
+                cands = sorted(v)
+                if rooms and roles.get(f) != "room":
+                    cands = [c for c in cands if _in_rooms(c, rooms, facts, lex, context)] or cands
+                choices[f] = cands
+        order = list(choices)
+        best: tuple | None = None
+        for combo in itertools.islice(itertools.product(*(choices[f] for f in order)), 512):
+            bound = dict(zip(order, combo))
+            groups = {f: [min(g) for g in v] for f, v in m.fields.items() if isinstance(v, list)}
+            score = (_news(patterns, {**names, **bound, **groups}, facts), _links(set(combo), facts))
+            if best is None or score > best[0]:
+                best = (score, bound)
+        names.update(best[1] if best else {})
+        for f, v in m.fields.items():  # a list of phrases ("the mug and the plate"): each its own choice
+            if isinstance(v, list):
+                chosen: list[str] = []
+                for i, group in enumerate(v):
+                    rest = [min(g) for g in v[i + 1:]]
+                    chosen.append(_pick_item(group, facts, lambda c, f=f, before=list(chosen), rest=rest: _news(
+                        patterns, {**names, f: [*before, c, *rest]}, facts)))
+                names[f] = chosen
+        return names
+
+    def _declared_delta(self, m: _Match, facts: _FactView, context: Context,
+                        lex: _Lexicon) -> tuple[set[Atom], set[Atom]]:
+        """The event's declared meaning: the atoms it adds, and the believed atoms its `remove` patterns match."""
+        phrasing = self.language.events[m.kind]
+        names = self._bind(m, [*phrasing.add, *phrasing.remove], facts, context, lex)
+        add = {Atom.parse(fill(a, names)) for a in phrasing.add}
+        remove: set[Atom] = set()
+        for pattern in phrasing.remove:
+            predicate, *args = fill(pattern, names).strip("()").split()
+            remove |= {a for a in facts.facts if a.predicate == predicate and len(a.args) == len(args)
+                       and all(w in ("?", x) for w, x in zip(args, a.args))}
+        return _strict(remove, add, facts)
+
     def _event_delta(self, m: _Match, speaker: str | None, facts: _FactView, context: Context,
                      lex: _Lexicon) -> tuple[set[Atom], set[Atom]]:
         f = m.fields
@@ -458,6 +541,41 @@ def _event_preference(kind: str, fields: dict, actor: str | None, facts: _FactVi
         return 0
 
     return score
+
+
+_LITERAL = re.compile(r"(\(not )?\(([\w-]+)((?: [\w?-]+)*)\)")
+
+
+def _news(patterns: list[str], names: Mapping, facts: _FactView) -> int:
+    """How many literals of the filled meaning patterns memory does not believe yet."""
+    count = 0
+    for pattern in patterns:
+        for neg, pred, args in _LITERAL.findall(fill(pattern, names)):
+            atom = Atom(pred, tuple(args.split()))
+            if not any(x.startswith("?") for x in atom.args) and (atom in facts) == bool(neg):
+                count += 1
+    return count
+
+
+def _links(entities: set[str], facts: _FactView) -> int:
+    """How many believed facts relate two of `entities` (an item on the fixture the sentence names)."""
+    return sum(1 for e in entities for a in facts.about(e) if len(a.args) == 2 and a.args[0] == e
+               and a.args[1] in entities)
+
+
+def _in_rooms(entity: str, rooms: set[str], facts: _FactView, lex: _Lexicon, context: Context) -> bool:
+    """Whether memory places `entity` in one of `rooms`: a fixture of the room, an item in it or on or in a
+    fixture of it."""
+    if lex.fixture_room.get(entity) in rooms:
+        return True
+    for a in facts.about(entity):
+        if a.args[0] != entity or len(a.args) != 2:
+            continue
+        if a.predicate == "in-room" and a.args[1] in rooms:
+            return True
+        if a.predicate in _LOCATIONS and lex.fixture_room.get(a.args[1]) in rooms:
+            return True
+    return False
 
 
 def _place(item: str, fixture: str, context: Context) -> Atom:

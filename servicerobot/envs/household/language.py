@@ -10,10 +10,12 @@ from string import Formatter
 
 import numpy as np
 
+from servicerobot.envs.language import Language, Phrasing
 from servicerobot.scenes.household import HouseholdScene
 
 __all__ = [
     "EVENT_TEMPLATES",
+    "LANGUAGE",
     "TASK_TEMPLATES",
     "Describer",
     "capitalize",
@@ -163,6 +165,20 @@ TASK_TEMPLATES: dict[str, tuple[str, ...]] = {
         "The books in {room} are a mess, please put them on {shelf}.",
     ),
 }
+
+
+LANGUAGE = Language(
+    "household",
+    tasks={kind: Phrasing(templates) for kind, templates in TASK_TEMPLATES.items()},
+    events={kind: Phrasing(templates) for kind, templates in EVENT_TEMPLATES.items()},
+    fields={"item": "item", "items": "items", "dest": "fixture", "src": "fixture", "sink": "fixture",
+            "container": "fixture", "bed": "fixture", "fridge": "fixture", "shelf": "fixture", "room": "room",
+            "actor": "person", "person": "person", "prep": ("on", "in"), "prep_src": ("on", "in"),
+            "be": ("is", "are"), "them": ("it", "them"), "need": ("needs", "need")},
+)
+"""The household world's sentences as a `Language` (AI2-THOR's and Habitat's worlds are household worlds and
+speak it too); the meanings are the rule interpreter's household readings, which work out from memory what a
+phrase stands for (the bed of a room, the books in a room, `on` or `inside` by the fixture)."""
 
 
 def capitalize(text: str) -> str:

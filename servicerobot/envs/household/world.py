@@ -8,7 +8,7 @@ import numpy as np
 
 from servicerobot.envs.executor import Executor
 from servicerobot.envs.household.events import HumanEvent, HumanProcess
-from servicerobot.envs.household.language import join_utterances
+from servicerobot.envs.household.language import LANGUAGE, join_utterances
 from servicerobot.envs.household.state import HouseholdState
 from servicerobot.envs.household.tasks import DISTURBANCES, TASK_KINDS, Task, TaskGenerator
 from servicerobot.envs.options import MAX_TASKS
@@ -86,6 +86,7 @@ class HouseholdWorld(World):
     """
 
     name = "household"
+    language = LANGUAGE
 
     def __init__(self, size: str | HouseholdConfig | SceneSource = "default",
                  options: HouseholdOptions | None = None, executor: Executor | None = None):

@@ -12,26 +12,36 @@ import numpy as np
 
 from servicerobot.envs.household.events import HumanEvent
 from servicerobot.envs.household.tasks import Task
+from servicerobot.envs.language import Language, Phrasing
 from servicerobot.pddl import Atom
 from servicerobot.scenes.apartment import Layout
 
-__all__ = ["PEOPLE", "TASK_KINDS", "PyBulletTasks"]
-
-TASK_KINDS: tuple[str, ...] = ("inspect", "pick_place")
+__all__ = ["LANGUAGE", "PEOPLE", "TASK_KINDS", "PyBulletTasks"]
 PEOPLE: tuple[str, ...] = ("Ana", "Ben", "Chloe", "Dev")
 
-_TEMPLATES: dict[str, tuple[str, ...]] = {
-    "inspect": (
-        "Please inspect the suspicious {item} in the {room}.",
-        "There is a suspicious {item} in the {room}. Could you check it?",
-        "Could you inspect the {item} in the {room}? It looks suspicious.",
-    ),
-    "pick_place": (
-        "Put the {item} on the {furniture} in the {room}.",
-        "Could you bring the {item} to the {furniture} in the {room}?",
-        "Please move the {item} from the {source} to the {furniture} in the {room}.",
-    ),
-}
+LANGUAGE = Language(
+    "pybullet",
+    tasks={
+        "inspect": Phrasing((
+            "Please inspect the suspicious {item} in the {room}.",
+            "There is a suspicious {item} in the {room}. Could you check it?",
+            "Could you inspect the {item} in the {room}? It looks suspicious.",
+        ), goal="(safe {item})"),
+        "pick_place": Phrasing((
+            "Put the {item} on the {furniture} in the {room}.",
+            "Could you bring the {item} to the {furniture} in the {room}?",
+            "Please move the {item} from the {source} to the {furniture} in the {room}.",
+        ), goal="(item-on {item} {furniture})"),
+    },
+    events={
+        "move": Phrasing(("I moved the {item} to the {furniture} in the {room}.",),
+                         remove=("(item-on {item} ?)",), add=("(item-on {item} {furniture})",)),
+    },
+    fields={"item": "item", "furniture": "fixture", "source": "fixture", "room": "room"},
+)
+"""What people in the PyBullet apartment say and what it means; tasks and events are rendered from it and the
+rule interpreter reads it (`servicerobot.envs.language`)."""
+TASK_KINDS: tuple[str, ...] = tuple(LANGUAGE.tasks)
 
 
 class TaskWorld(Protocol):
@@ -61,6 +71,9 @@ class PyBulletTasks:
     def _pick(self, seq):
         return seq[int(self.rng.integers(len(seq)))] if seq else None
 
+    def _say(self, kind: str, **fields: str) -> str:
+        return self._pick(LANGUAGE.tasks[kind].templates).format(**fields)
+
     def _room_label(self, room: str) -> str:
         return next(r.label for r in self.world.layout.rooms if r.name == room)
 
@@ -74,8 +87,9 @@ class PyBulletTasks:
             item = self._pick(boxes)
             if item is None:
                 return None
-            text = self._pick(_TEMPLATES[kind]).format(item=item.noun, room=self._room_label(item.room))
-            return Task(kind, text, speaker, f"(safe {item.name})", frozenset({item.name}), self.budgets[kind])
+            text = self._say(kind, item=item.noun, room=self._room_label(item.room))
+            return Task(kind, text, speaker, LANGUAGE.goal(kind, item=item.name), frozenset({item.name}),
+                        self.budgets[kind])
         if kind == "pick_place":
             where = {a.args[0]: a.args[1] for a in atoms if a.predicate == "item-on"}
             options = []
@@ -89,9 +103,8 @@ class PyBulletTasks:
                 return None
             item, f = options[int(self.rng.integers(len(options)))]
             source = w.adapter.furniture[where[item.name]].kind
-            text = self._pick(_TEMPLATES[kind]).format(item=item.noun, furniture=f.kind, source=source,
-                                                       room=self._room_label(f.room))
-            return Task(kind, text, speaker, f"(item-on {item.name} {f.name})",
+            text = self._say(kind, item=item.noun, furniture=f.kind, source=source, room=self._room_label(f.room))
+            return Task(kind, text, speaker, LANGUAGE.goal(kind, item=item.name, furniture=f.name),
                         frozenset({item.name, f.name}), self.budgets[kind])
         return None
 
@@ -118,7 +131,8 @@ class PyBulletTasks:
             f = w.adapter.furniture[target]
             noun = w.adapter.items[item].noun
             actor = PEOPLE[int(rng.integers(len(PEOPLE)))]
-            text = f"I moved the {noun} to the {f.kind} in the {self._room_label(f.room)}."
+            (template,) = LANGUAGE.events["move"].templates
+            text = template.format(item=noun, furniture=f.kind, room=self._room_label(f.room))
             return HumanEvent("move", actor, frozenset(add), frozenset(delete), text, told=frozenset(add),
                               told_removed=frozenset(delete), category="background", entities=(item,))
         return None

@@ -33,7 +33,7 @@ from servicerobot.envs.pybullet.layout import (
 )
 from servicerobot.envs.pybullet.motion import KeepOut, MotionPlanner
 from servicerobot.envs.pybullet.sim import Sim
-from servicerobot.envs.pybullet.tasks import TASK_KINDS, PyBulletTasks
+from servicerobot.envs.pybullet.tasks import LANGUAGE, TASK_KINDS, PyBulletTasks
 from servicerobot.envs.world import Utterance, World
 from servicerobot.errors import ActionError, SceneError
 from servicerobot.limits import excerpt
@@ -124,6 +124,7 @@ class PyBulletWorld(World):
     """
 
     name = "pybullet"
+    language = LANGUAGE
 
     def __init__(self, size: str | LayoutConfig = "default", options: PyBulletOptions | None = None):
         if isinstance(size, str):
