@@ -43,10 +43,29 @@ from servicerobot.language.paraphrases import load_paraphrases, setting
 
 
 class _Timed:
-    """Wraps a `LanguageModel`: one row (kind, seconds, tokens, parsed) per call."""
+    """Wraps a `LanguageModel` (and its `score`, which the default chooser calls): one row (kind, seconds,
+    tokens, parsed) per call."""
 
     def __init__(self, model):
         self.model, self.name, self.rows = model, model.name, []
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def score(self, messages, answers, **options):
+        t0 = time.perf_counter()
+        row = {"kind": f"score:{options.get('slot') or 'default'}"}
+        try:
+            scored = self.model.score(messages, answers, **options)
+            row.update(prompt=scored.prompt_tokens, completion=scored.candidate_tokens, parsed=True)
+            return scored
+        except Exception:
+            row.update(prompt=0, completion=0, parsed=False)
+            raise
+        finally:
+            row["seconds"] = round(time.perf_counter() - t0, 3)
+            self.rows.append(row)
+            print(json.dumps(row), file=sys.stderr)
 
     def complete(self, messages, *, schema=None, temperature=0.0):
         t0 = time.perf_counter()
