@@ -221,6 +221,8 @@ def _results_markdown(folder: Path, root: Path) -> list[str]:
 
 def render_page(root: Path = ROOT) -> str:
     """The benchmarks page's Markdown, from `root`'s figure records and results files."""
+    if not (root / "benchmarks" / "figures").is_dir():  # a mistyped --root gave an empty page, written
+        raise DocsBenchError(f"{root}: has no benchmarks/figures folder; --root must be a source checkout")
     lines = ["# Benchmarks", "",
              ("<!-- written by `python -m servicerobot.docs_bench`: edit benchmarks/figures/*.json or results/, "
              "not this file -->"), "",

@@ -13,7 +13,23 @@ __all__ = ["write_atomic"]
 
 
 def _target(path: Path) -> Path:
-    """The file a write to `path` should replace: a symlink's final target (never the link itself)."""
+    """The file a write to `path` should replace: a symlink's final target (never the link itself), which
+    is missing or a regular file (a device, a FIFO or a socket is never replaced: `--out /dev/null` as root
+    would put a plain file in /dev/null's place)."""
+    target = _link_target(path)
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target
+    if not stat.S_ISREG(mode):
+        from servicerobot.limits import _kind
+
+        shown = path if target == path else f"{path} (a symlink to {target})"
+        raise OSError(f"{shown} is a {_kind(mode)}, not a regular file; name a file to write")
+    return target
+
+
+def _link_target(path: Path) -> Path:
     if not path.is_symlink():
         if path.is_dir():
             raise IsADirectoryError(f"{path} is a folder, not a file; name a file inside it")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import reprlib
 import stat
+import time
 from collections.abc import Callable, Iterable
 from typing import IO, Any
 
@@ -55,6 +56,8 @@ def open_regular(path: str | os.PathLike, flags: int, what: str, error: type[Exc
         raise error(f"{_shown(path)}: the {what} must be a regular file, not a folder; point it at a file") from None
     except OSError as exc:
         raise error(f"{_shown(path)}: cannot open the {what}: {exc.strerror or exc}") from None
+    except ValueError:  # os.open's own refusal of a NUL byte in the name
+        raise error(f"{_shown(path)}: cannot open the {what}: its name has a NUL byte") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -86,19 +89,46 @@ def read_bounded(path: str | os.PathLike, cap: int, what: str, error: type[Excep
     """The bytes of `path`, checked as `open_bounded` does, and never more than `cap` of them (a file that
     grows while it is read raises `error` too)."""
     with open_bounded(path, cap, what, error) as fh:
-        data = _read_capped(fh, cap)
+        try:
+            data = _read_capped(fh, cap)
+        except OSError as exc:  # e.g. EIO from /proc/self/mem: the error names the file, not None
+            raise error(f"{_shown(path)}: cannot read the {what}: {exc.strerror or exc}") from None
     if data is None:
         raise error(f"{_shown(path)}: the {what} grew past the limit of {cap:,} bytes while being read")
     return data
 
 
-def read_stream_bounded(stream: IO[bytes], cap: int, what: str, error: type[Exception] = ServiceRobotError) -> bytes:
+def read_stream_bounded(stream: IO[bytes], cap: int, what: str, error: type[Exception] = ServiceRobotError,
+                        deadline_s: float | None = None) -> bytes:
     """At most `cap` bytes of `stream` (an HTTP response, a pipe) up to its end; one that goes on past `cap`
-    (a body that never ends) raises `error` after reading `cap` + 1 bytes, not the whole of it."""
-    data = _read_capped(stream, cap)
+    (a body that never ends) raises `error` after reading `cap` + 1 bytes, not the whole of it. With
+    `deadline_s`, a stream still unfinished that many seconds in (a peer sending a byte at a time, each read
+    within the socket's timeout) raises `error` too: it is read in pieces as they arrive (`read1`)."""
+    data = _read_capped(stream, cap) if deadline_s is None else _read_until(stream, cap, time.monotonic() + deadline_s)
     if data is None:
         raise error(f"the {what} is longer than the limit of {cap:,} bytes")
+    if data is _LATE:
+        raise error(f"the {what} did not finish within {deadline_s:g} s")
     return data
+
+
+_LATE = b"late"  # a sentinel (by identity) for _read_until
+
+
+def _read_until(stream: IO[bytes], cap: int, deadline: float) -> bytes | None:
+    """`stream` to its end, None past `cap` bytes, `_LATE` once `deadline` (monotonic) has passed."""
+    read = getattr(stream, "read1", None) or stream.read
+    chunks, total = [], 0
+    while True:
+        chunk = read(min(1 << 16, cap + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > cap:
+            return None
+        if time.monotonic() > deadline:
+            return _LATE
 
 
 def _read_capped(fh: IO[bytes], cap: int) -> bytes | None:

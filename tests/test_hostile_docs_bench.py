@@ -139,3 +139,29 @@ def test_bench_record_leaves_a_corrupt_previous_record_alone(tmp_path, capsys, p
     err = capsys.readouterr().err
     assert "bench: not recording speed: " in err and "Traceback" not in err
     assert (figures / "speed.json").read_text() == previous
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_out_that_is_a_fifo_or_a_link_to_one_is_refused_and_left_in_place(tmp_path, capsys):
+    """Issue 38 retest: write_atomic renamed the page over the FIFO (as root, `--out /dev/null` would have
+    put a plain file in /dev/null's place)."""
+    import stat
+
+    root = _root(tmp_path)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    (tmp_path / "link").symlink_to(fifo)
+    for out, shown in ((fifo, f"{fifo} is a named pipe"), (tmp_path / "link", "(a symlink to")):
+        assert docs_bench.main(["--root", str(root), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert shown in err and "not a regular file; name a file to write" in err
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_root_that_is_not_a_checkout_is_refused_and_nothing_is_written(tmp_path, capsys):
+    """Issue 38 retest: a mistyped --root (missing, a file, /dev) wrote an empty page."""
+    for root in (tmp_path / "nope", Path(__file__)):
+        assert docs_bench.main(["--root", str(root), "--out", str(tmp_path / "page.md")]) == 2
+        assert "has no benchmarks/figures folder; --root must be a source checkout" in capsys.readouterr().err
+    assert not (tmp_path / "page.md").exists()

@@ -113,3 +113,54 @@ def test_read_stream_bounded_stops_past_its_cap():
     assert read_stream_bounded(io.BytesIO(b"x" * 100), 100, "answer") == b"x" * 100
     with pytest.raises(ValueError, match="the answer is longer than the limit of 99 bytes"):
         read_stream_bounded(io.BytesIO(b"x" * 100), 99, "answer", ValueError)
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    """`GET /v1/models` answered a byte at a time, each well within the client's socket timeout, never ending."""
+
+    def do_GET(self):
+        import time
+
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        try:
+            while True:
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.05)
+        except OSError:
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_models_answer_that_trickles_forever_is_given_up_on():
+    """Issue 38 retest: each byte came within the socket timeout, so `served_model` waited for 1 MB (hours)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    names = []
+    try:
+        reader = threading.Thread(target=lambda: names.append(
+            served_model(f"http://127.0.0.1:{server.server_address[1]}/v1", timeout=1)), daemon=True)
+        reader.start()
+        reader.join(120)  # a bound on a hang (old code: ~14 hours), not a speed target
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert names == [DEFAULT_MODEL.name]
+
+
+def test_read_stream_bounded_gives_up_on_a_stream_past_its_deadline():
+    class Endless:
+        reads = 0
+
+        def read1(self, n):
+            self.reads += 1
+            return b"x"
+
+    stream = Endless()
+    with pytest.raises(ValueError, match="the answer did not finish within 0 s"):
+        read_stream_bounded(stream, 1 << 20, "answer", ValueError, deadline_s=0)
+    assert stream.reads == 1

@@ -293,3 +293,30 @@ def test_read_bounded_refuses_a_folder(tmp_path):
     assert read_bounded(tmp_path / "f", 5, "thing") == b"12345"
     with pytest.raises(Exception, match="5 bytes, over the limit of 4"):
         read_bounded(tmp_path / "f", 4, "thing")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux /proc")
+def test_read_bounded_names_the_file_when_a_read_fails():
+    """/proc/self/mem is a regular file whose read fails (EIO): `servicerobot equiv` said 'cannot read None'."""
+    from servicerobot.errors import ServiceRobotError
+
+    with pytest.raises(ServiceRobotError, match=r"^/proc/self/mem: cannot read the thing: Input/output error"):
+        read_bounded("/proc/self/mem", 10, "thing")
+
+
+def test_read_bounded_refuses_a_name_with_a_nul_byte_by_name(tmp_path):
+    from servicerobot.errors import ServiceRobotError
+
+    with pytest.raises(ServiceRobotError, match="cannot open the thing: its name has a NUL byte"):
+        read_bounded(f"{tmp_path}/a\x00b", 10, "thing")
+
+
+def test_a_split_name_near_the_name_limit_loads_without_an_os_error(tmp_path):
+    """Issue 38 retest: `<split>.json` fits the 255-byte name limit but `<split>-domain.pddl` does not, and
+    find_domain_file raised a raw OSError (File name too long) out of read_split."""
+    from servicerobot.envs.context_matters.cm_domain import find_domain_file
+
+    split = "s" * 245
+    (tmp_path / f"{split}.json").write_text('{"problems": {}}')
+    assert find_domain_file(tmp_path, split) is None
+    assert read_split(tmp_path, split) == []

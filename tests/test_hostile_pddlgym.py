@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import tracemalloc
 from pathlib import Path
@@ -281,3 +282,13 @@ def test_configs_check_pddlgym_options_against_the_pddlgym_table(tmp_path):
     with pytest.raises(ConfigError, match=r"unknown option\(s\) \['size'\] for the pddlgym world"):
         parse_config(_config({"domain_file": domain, "size": "small"}))
 
+
+
+@pytest.mark.parametrize("options, shown", [({"problem_idx": 0}, "'problem_idx'"), ([1], "[1]"),
+                                            ({"problem_index": 0, "seed": 1}, "'seed'")])
+def test_reset_options_other_than_problem_index_are_refused_not_ignored(tmp_path, options, shown):
+    """Issue 38 retest: a mistyped option was ignored and a random problem ran (ServiceRobot-v0 refuses them)."""
+    env = gym.make(ID, domain_file=str(_domain(tmp_path)))
+    with pytest.raises(OptionError, match=r"reset\(\) options may hold only 'problem_index', got .*" + re.escape(shown)):
+        env.reset(seed=0, options=options)
+    assert env.reset(seed=0, options={})[1]["action_error"] is None

@@ -194,3 +194,18 @@ def test_sigterm_of_a_pool_run_has_no_thread_error_and_counts_the_file(tmp_path)
     said = re.search(r"(\d+) of 24 episodes are finished in", err)
     assert said, err
     assert int(said.group(1)) == len(kept) and len(kept) < 24
+
+
+def test_workers_far_past_the_episodes_runs_them_without_an_overflow(tmp_path, capsys):
+    """`--workers 10**12` sized the pool's call queue past a C int (OverflowError traceback, issue 38 retest)."""
+    path = _config(tmp_path, TINY)
+    code, err = _run_cli([str(path), "--out", str(tmp_path / "r.jsonl"), "--workers", str(10**12)], capsys)
+    assert code == 0, err
+    assert (tmp_path / "r.jsonl").read_text().count("\n") == 1
+
+
+def test_out_with_a_nul_byte_is_refused_by_name(tmp_path, capsys):
+    """main(['run', ..., '--out', 'a\\x00b']) raised a raw ValueError (issue 38 retest)."""
+    path = _config(tmp_path, TINY)
+    code, err = _run_cli([str(path), "--out", str(tmp_path / "a\x00b.jsonl")], capsys)
+    assert code == 2 and "its name has a NUL byte" in err

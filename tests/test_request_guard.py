@@ -219,6 +219,39 @@ def _post(url: str, path: str, body: bytes, timeout: float = 60) -> tuple[int, s
         return error.code, error.read().decode()
 
 
+def test_token_ids_past_the_vocabulary_never_reach_detokenize():
+    """Issue 38 retest: `/extras/detokenize` with token 999999999 aborted the whole server (std::out_of_range
+    in llama.cpp). Ids are checked against the model's vocabulary; without it the route is refused."""
+    limits = RequestLimits(vocab=100)
+    path = "/extras/detokenize"
+    for tokens, why in (([100], "tokens[0] is 100; a token id is an integer from 0 to 99"), ([5, -1], "tokens[1] is -1"),
+                        ([True], "tokens[0] is True"), ([1.5], "tokens[0] is 1.5"), ("12", "must be a list"),
+                        (None, "must be a list")):
+        refused = _refused(path, json.dumps({"tokens": tokens}).encode(), limits)
+        assert refused.status == 422 and why in refused.reason, refused.reason
+    assert check_body(path, json.dumps({"tokens": [0, 99]}).encode(), limits)["tokens"] == [0, 99]
+    assert "vocabulary" in _refused(path, b'{"tokens": [1]}').reason  # limits without a vocabulary
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python checks these fields")
+def test_fields_llama_cpp_python_would_answer_with_500_are_422():
+    """Issue 38 retest: its app answers its own request model's validation errors with HTTP 500."""
+    for body, where in (({"messages": HELLO, "top_k": -100}, "top_k: Input should be greater than or equal to 0"),
+                        ({"messages": HELLO, "logit_bias": {"abc": "x"}}, "logit_bias.abc:"),
+                        ({"messages": [{"role": "tool", "content": "x", "tool_call_id": 5}]}, "messages.0.")):
+        refused = _refused(CHAT, json.dumps(body).encode())
+        assert refused.status == 422 and where in refused.reason, refused.reason
+    assert _refused("/extras/tokenize", b'{"input": ["a"]}').status == 422
+    # what the served models cannot do, which llama-cpp-python answered with 500 too
+    parts = {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+    assert "must be a string" in _refused(CHAT, json.dumps(parts).encode()).reason
+    assert "no logprobs" in _refused(CHAT, json.dumps({"messages": HELLO, "logprobs": True}).encode()).reason
+    assert "no logprobs" in _refused("/v1/completions", b'{"prompt": "a", "logprobs": 2}').reason
+    assert "no embeddings" in _refused("/v1/embeddings", b'{"input": "a"}').reason
+    good = {"messages": HELLO, "max_tokens": 4, "temperature": 0, "grammar": 'root ::= "a"', "model": "m/kind"}
+    assert check_body(CHAT, json.dumps(good).encode()) == good
+
+
 def test_a_served_model_refuses_each_reproducer_and_lives(url):
     with urllib.request.urlopen(f"{url}/models", timeout=30) as response:
         model = json.load(response)["data"][0]["id"]
@@ -230,6 +263,8 @@ def test_a_served_model_refuses_each_reproducer_and_lives(url):
         (CHAT, json.dumps({"model": model, "messages": [{"role": "user", "content": "a"}] * 100_000}).encode(), 422),
         ("/v1/score", json.dumps({"model": model, "messages": [{"role": "user", "content": "x" * (5 << 20)}],
                                   "answers": ["a"]}).encode(), 413),
+        ("/extras/detokenize", json.dumps({"model": model, "tokens": [999_999_999]}).encode(), 422),  # SIGABRT
+        (CHAT, json.dumps({"model": model, "messages": HELLO, "top_k": -100}).encode(), 422),  # was 500
     ]
     for path, body, status in hostile:
         got, text = _post(url, path, body)

@@ -202,6 +202,7 @@ def _process(todo: list[EpisodeSpec], run: dict, workers: int) -> Iterator[dict]
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
+    workers = min(workers, len(todo))  # no idle workers (and no queue sized past a C int by --workers 10**12)
     if workers <= 1:
         yield from _serial(todo, run, workers)
         return

@@ -419,7 +419,8 @@ def served_model(url: str, timeout: float = 30.0) -> str:
 
     try:
         with urllib.request.urlopen(f"{url.rstrip('/')}/models", timeout=min(timeout, 30.0)) as response:
-            body = read_stream_bounded(response, 1 << 20, "/models answer", ValueError)  # one that never ends
+            # a body that never ends, or one that trickles (each byte within the socket's timeout)
+            body = read_stream_bounded(response, 1 << 20, "/models answer", ValueError, deadline_s=min(timeout, 30.0))
         names = [m.get("id", "") for m in json.loads(body).get("data", [])]
     except (urllib.error.URLError, OSError, ValueError, AttributeError, TypeError, RecursionError):
         return DEFAULT_MODEL.name

@@ -33,6 +33,8 @@ class RequestLimits:
             tokens, so a longer prompt could only be refused after the costly part.
         max_tokens: the most tokens one answer may generate; a chat request without `max_tokens` gets this.
         grammar: bounds on a grammar, given or made from a JSON schema.
+        vocab: the model's vocabulary size: token ids sent to `/extras/detokenize` must be below it (llama.cpp
+            aborts the whole server on one past it); None (unknown) refuses that route.
     """
 
     body_bytes: int = 4 << 20
@@ -41,6 +43,7 @@ class RequestLimits:
     text_chars: int = 200_000
     max_tokens: int = 2_048
     grammar: GrammarLimits = field(default_factory=GrammarLimits)
+    vocab: int | None = None
 
 
 class RequestRefused(ValueError):
@@ -96,23 +99,46 @@ def check_body(path: str, raw: bytes, limits: RequestLimits = RequestLimits()) -
     if not _depth_at_most(body, limits.depth):
         raise RequestRefused(400, f"the request body nests deeper than {limits.depth} arrays/objects")
     check_request(path, body, limits)
+    _check_fields(path, body)
     return body
 
 
+_MODELS = {"/v1/chat/completions": "CreateChatCompletionRequest", "/v1/completions": "CreateCompletionRequest",
+           "/v1/engines/copilot-codex/completions": "CreateCompletionRequest",
+           "/v1/embeddings": "CreateEmbeddingRequest", "/extras/tokenize": "TokenizeInputRequest",
+           "/extras/tokenize/count": "TokenizeInputRequest", "/extras/detokenize": "DetokenizeInputRequest"}
+
+
+def _check_fields(path: str, body: dict) -> None:
+    """The body against llama-cpp-python's own request model for `path`, which its app would answer with
+    HTTP 500 (a role it does not know, `top_k` -100, a `logit_bias` that is not numbers): 422 here."""
+    name = _MODELS.get(path)
+    if name is None:
+        return
+    try:
+        from llama_cpp.server import types
+        from pydantic import ValidationError
+    except ImportError:  # no llama.cpp here: nothing will run the request either
+        return
+    try:
+        getattr(types, name).model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        raise RequestRefused(422, f"{where or 'the body'}: {first.get('msg', 'invalid')} ({exc.error_count()} "
+                                  "problem(s) in all)") from None
+
+
 def _text_of(content, where: str) -> int:
-    """The characters of one message's content (a string, null, or a list of text parts)."""
+    """The characters of one message's content: a string or null (the served chat templates join the
+    content as a string: a list of parts failed there with HTTP 500)."""
     if content is None:
         return 0
-    if isinstance(content, str):
-        parts = [content]
-    elif isinstance(content, list) and all(isinstance(p, dict) and isinstance(p.get("text", ""), str)
-                                           for p in content):
-        parts = [p.get("text", "") for p in content]
-    else:
-        raise RequestRefused(422, f"{where}.content must be a string or a list of text parts")
-    for text in parts:
-        _utf8(text, f"{where}.content")
-    return sum(len(t) for t in parts)
+    if not isinstance(content, str):
+        raise RequestRefused(422, f"{where}.content must be a string (this server's chat template takes no list "
+                                  "of parts: join the text parts into one string)")
+    _utf8(content, f"{where}.content")
+    return len(content)
 
 
 def _utf8(text: str, where: str) -> None:
@@ -153,6 +179,18 @@ def _check_text(value, name: str, most: int | None, limits: RequestLimits) -> No
     chars = sum(len(t) for t in texts)
     if chars > limits.text_chars:
         raise RequestRefused(422, f"{name} holds {chars} characters; at most {limits.text_chars}")
+
+
+def _check_tokens(tokens, limits: RequestLimits) -> None:
+    """Token ids for `/extras/detokenize`: a list of at most `limits.text_chars` integers in [0, vocab)."""
+    if limits.vocab is None:
+        raise RequestRefused(422, "/extras/detokenize is off: this server does not know its model's vocabulary")
+    if not isinstance(tokens, list) or len(tokens) > limits.text_chars:
+        raise RequestRefused(422, f"tokens must be a list of at most {limits.text_chars} token ids")
+    for i, token in enumerate(tokens):
+        if isinstance(token, bool) or not isinstance(token, int) or not 0 <= token < limits.vocab:
+            raise RequestRefused(422, f"tokens[{i}] is {str(token)[:40]}; a token id is an integer from 0 to "
+                                      f"{limits.vocab - 1}")
 
 
 def _check_grammar(text, where: str, limits: RequestLimits) -> None:
@@ -236,10 +274,17 @@ def check_request(path: str, body: dict, limits: RequestLimits = RequestLimits()
         _check_messages(body.get("messages"), limits)
     elif path in _GENERATING:
         _check_text(body.get("prompt", ""), "prompt", 1, limits)
-    elif path in ("/extras/tokenize", "/extras/tokenize/count", "/v1/embeddings"):
+    elif path in ("/extras/tokenize", "/extras/tokenize/count"):
         _check_text(body.get("input", ""), "input", None, limits)
+    elif path == "/extras/detokenize":
+        _check_tokens(body.get("tokens"), limits)
+    elif path == "/v1/embeddings":
+        raise RequestRefused(422, "this server computes no embeddings (its models are loaded without them)")
     if path not in _GENERATING:
         return
+    if body.get("logprobs") or body.get("top_logprobs"):  # llama.cpp keeps the last token's logits only
+        raise RequestRefused(422, "this server returns no logprobs (its models keep only the last token's logits); "
+                                  "score candidate answers with POST /v1/score")
     if body.get("grammar") is not None:
         _check_grammar(body["grammar"], "grammar", limits)
     response_format = body.get("response_format")

@@ -23,7 +23,7 @@ import sys
 import time
 
 from servicerobot.language import greedy_grammar
-from servicerobot.language.request_guard import RequestGuard
+from servicerobot.language.request_guard import RequestGuard, RequestLimits
 
 __all__ = ["MAX_ANSWERS", "add_score_route", "idle_cores", "main", "usable_cores"]
 
@@ -193,6 +193,13 @@ def add_score_route(app, threads: int, most: int, verbose: bool = False) -> None
             raise HTTPException(422, str(exc)) from None
 
 
+def _vocab_size(model_path: str) -> int:
+    """The model's vocabulary size, from its vocabulary alone (the weights are not loaded)."""
+    from llama_cpp import Llama
+
+    return Llama(model_path=model_path, vocab_only=True, verbose=False).n_vocab()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve until the process is stopped."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -231,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
                                 model_settings=models)
     add_score_route(app, args.threads, most, args.verbose)
     # every request is checked before llama.cpp sees it; /v1/models is answered without waiting for the model
-    guarded = RequestGuard(app, models=[m.model_alias for m in models])
+    guarded = RequestGuard(app, RequestLimits(vocab=_vocab_size(args.model)), models=[m.model_alias for m in models])
     uvicorn.run(guarded, host=args.host, port=args.port, log_level="warning")
     return 0
 

@@ -66,6 +66,15 @@ def _domain_name(path: Path) -> str | None:
     return match.group(1) if match else None
 
 
+def _is(path: Path, test) -> bool:
+    """`test(path)` (`Path.is_file`, `Path.is_dir`), False where the name cannot be looked up: a split of
+    245 characters has a split file, but `<split>-domain.pddl` is past the system's name limit."""
+    try:
+        return test(path)
+    except OSError:
+        return False
+
+
 def find_domain_file(root: str | Path, split: str) -> Path | None:
     """The domain file a CM dataset ships for `split`, or None. Tried in order, under the names the dataset
     has used: `<root>/<split-dashes>-domain.pddl`, `<root>/<split>-domain.pddl`, `<root>/<split>.pddl` (CM's
@@ -76,14 +85,14 @@ def find_domain_file(root: str | Path, split: str) -> Path | None:
     folder = root / split
     names = (f"{key}-domain.pddl", f"{split}-domain.pddl", f"{split}.pddl", f"{key}.pddl")
     for path in [root / n for n in names] + [folder / n for n in names] + [folder / "domain.pddl"]:
-        if path.is_file():
+        if _is(path, Path.is_file):
             return path
     want = name_words(split)
     for where in (root, folder):
-        if not where.is_dir():
+        if not _is(where, Path.is_dir):
             continue
         for path in sorted(where.glob("*.pddl")):
-            name = _domain_name(path) if path.is_file() else None
+            name = _domain_name(path) if _is(path, Path.is_file) else None
             if name and [w for w in name_words(name) if w != "domain"] == want:
                 return path
     return None

@@ -148,7 +148,11 @@ class PDDLGymEnv(gym.Env):
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
-        """Start an episode on the fixed problem, or on the one PDDLGym would pick for this seed."""
+        """Start an episode on the fixed problem, or on the one PDDLGym would pick for this seed. `options`
+        may hold only `problem_index` (a mistyped name is refused, not ignored: a random problem would run)."""
+        if options is not None and (not isinstance(options, dict) or set(options) - {"problem_index"}):
+            got = ", ".join(map(excerpt, options)) if isinstance(options, dict) else excerpt(options)
+            raise OptionError(f"reset() options may hold only 'problem_index', got {got}")
         super().reset(seed=seed)
         if seed is not None:
             # pddlgym draws the problem with RandomState(seed), which takes seeds below 2**32: a larger seed is
