@@ -3,6 +3,7 @@ error message quotes a short excerpt of the input at fault, never the whole of i
 
 from __future__ import annotations
 
+import math
 import os
 import reprlib
 import stat
@@ -132,16 +133,9 @@ def _read_until(stream: IO[bytes], cap: int, deadline: float) -> bytes | None:
 
 
 def _read_capped(fh: IO[bytes], cap: int) -> bytes | None:
-    """`fh` to its end, or None as soon as it has given more than `cap` bytes."""
-    chunks, total = [], 0
-    while True:  # in chunks: read(cap) would allocate `cap` bytes for a small file
-        chunk = fh.read(min(1 << 20, cap + 1 - total))
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        total += len(chunk)
-        if total > cap:
-            return None
+    """`fh` to its end, or None as soon as it has given more than `cap` bytes (in chunks: read(cap) would
+    allocate `cap` bytes for a small file)."""
+    return _read_until(fh, cap, math.inf)
 
 
 def read_text_bounded(path: str | os.PathLike, cap: int, what: str,
