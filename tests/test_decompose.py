@@ -122,9 +122,9 @@ def test_a_goal_names_as_many_of_a_named_kind_as_the_words_ask_for():
     one = "(inside apple_1 fridge_1)"
     every = "(and " + " ".join(f"(inside apple_{i} fridge_1)" for i in range(1, 5)) + ")"
     quantified = "(forall (?a - apple) (inside ?a fridge_1))"
-    assert decompose.counted([one, every, quantified, "(closed fridge_1)"], [apples, fridge], _house()) == [-1, 0, 0, 0]
+    assert decompose.counted([one, every, quantified, "(closed fridge_1)"], [apples, fridge]) == [-1, 0, 0, 0]
     apples.count = 1  # "an apple": four is the wrong number
-    assert decompose.counted([one, every], [apples], _house()) == [0, -1]
+    assert decompose.counted([one, every], [apples]) == [0, -1]
     short, long = [-2.0, -2.5], [-6.0, -2.0]  # the one apple is likelier, and as sure to be the end
     assert decompose.decide([short, long], [0.0, 0.0], 2.0, 4.0) == 0
     assert decompose.decide([short, long], [0.0, 0.0], 2.0, 4.0, [-1, 0], 4.0) == 1  # all of them, as asked

@@ -238,16 +238,14 @@ class ChoosingInterpreter:
         where = decompose.rooms_of(context)
         asked = [(kind, key, decompose.pick(context, kind, key, lits, rel, where, named_rooms))
                  for kind in chosen for key, lits in kind.keys.items()]
-        joined_of = lambda lits: f"(and {' '.join(lits)})" if len(lits) > 1 else lits[0]
-        asked = [a for a in asked if not refused or joined_of(a[2]) not in refused][:_MAX_SEQ_KEPT]
-        relation_goals = [joined_of(lits) for _, _, lits in asked]
+        asked = [a for a in asked if not refused or decompose.conjoin(a[2]) not in refused][:_MAX_SEQ_KEPT]
+        relation_goals = [decompose.conjoin(lits) for _, _, lits in asked]
         room = _MAX_SEQ_KEPT - len(asked)
         keep = [i for i, g in enumerate(options) if not unnamed(g)][:room]
         keep += [len(options) + j for j in range(len(asked))]
         tokens = self._token_scores("task", messages, [render(g) for g in options + relation_goals], keep=keep).logprobs
         totals, part_lps = scores_of(options, tokens[:len(options)])
-        best_i = max(range(len(options)), key=lambda i: totals[i])
-        best = options[best_i]
+        best = options[max(range(len(options)), key=lambda i: totals[i])]
         for kind in chosen:  # each kind's likeliest relation, its end of turn left out (more parts may follow)
             mine = [(sum(t[:-1]) if t else ninf, key) for (k, key, _), t in zip(asked, tokens[len(options):]) if k is kind]
             kind.best = max(mine)[1] if mine else None
@@ -277,7 +275,7 @@ class ChoosingInterpreter:
         final_totals, _ = scores_of(finals, tokens)
         # as many of each named kind as the words ask for ("all the apples": not one of them), in the
         # enumeration's answers as in the built ones
-        numbers = decompose.counted(finals, found, context) if found else [0] * len(finals)
+        numbers = decompose.counted(finals, found)
         enumerated = [i for i, g in enumerate(finals) if g not in built or g == best]
         first = max(enumerated, key=lambda i: final_totals[i] + self.count_weight * numbers[i])
         if not built:

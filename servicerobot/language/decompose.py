@@ -35,7 +35,7 @@ from servicerobot.language.interpreter import Context
 from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.pddl import Atom
 
-__all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "counted", "coverage", "decide", "holds", "involved", "kinds", "pick", "quantity",
+__all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "conjoin", "counted", "coverage", "decide", "holds", "involved", "kinds", "pick", "quantity",
            "relation_keys", "rooms_of", "targets"]
 
 NUMBER_WORDS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
@@ -312,7 +312,7 @@ def _variants(context: Context, parts: list[tuple[str, str, list[str], bool]], e
         goals = []
         for form in ([trio, _forall(context, trio)] if every else [trio]):
             lits = [lit for _, _, ls in form for lit in ls]
-            goals.append(lits[0] if len(lits) == 1 else f"(and {' '.join(lits)})")
+            goals.append(conjoin(lits))
         return goals
 
     named = [p for p in parts if p[3]]
@@ -339,7 +339,12 @@ def coverage(goal: str, found: Sequence[Kind], context: Context) -> float:
     return total
 
 
-def counted(goals: Sequence[str], found: Sequence[Kind], context: Context) -> list[int]:
+def conjoin(literals: Sequence[str]) -> str:
+    """One literal as it is, several as their conjunction."""
+    return literals[0] if len(literals) == 1 else f"(and {' '.join(literals)})"
+
+
+def counted(goals: Sequence[str], found: Sequence[Kind]) -> list[int]:
     """Per goal, minus the kinds the words name whose things it names in another number than the words ask
     for: "three apples" asks for three, "all the apples" or "the apples" for as many as any goal offered
     names (every one for which the goal is news). A kind a goal leaves out, or quantifies over, is not
