@@ -133,3 +133,27 @@ def test_plurals(phrase, many):
     from servicerobot.language.verbalize import plural
 
     assert plural(phrase) == many
+
+
+def test_a_group_with_the_rest_already_there_is_said_of_them_all():
+    """"Collect all the books onto the bookshelf" where two of four already are: the goal names two, and says
+    "all four books"; without the facts it says which two of the four."""
+    from servicerobot.pddl import Atom
+
+    entities = {f"book_{i}": {"type": "book", "noun": "book"} for i in range(4)}
+    entities["shelf_1"] = {"type": "shelf", "noun": "bookshelf"}
+    goal = "(and (on book_0 shelf_1) (on book_1 shelf_1))"
+    there = [Atom("on", ("book_2", "shelf_1")), Atom("on", ("book_3", "shelf_1"))]
+    assert Verbalizer(entities, sorted(entities), facts=there).goal(goal) == "all four books are on the bookshelf"
+    assert Verbalizer(entities, sorted(entities), facts=there[:1]).goal(goal).startswith("two of the four books (")
+    assert Verbalizer(entities, sorted(entities)).goal(goal).startswith("two of the four books (")
+
+
+@pytest.mark.parametrize("phrase,many,head", [("cups", "cups", "cups"), ("bus", "buses", "bus"),
+                                              ("book into the shelf", "books into the shelf", "book"),
+                                              ("chest of drawers", "chests of drawers", "chest"),
+                                              ("cola can", "cola cans", "can")])
+def test_plural_and_head_of_noun_phrases(phrase, many, head):
+    from servicerobot.language.verbalize import head_noun, plural
+
+    assert plural(phrase) == many and head_noun(phrase) == head

@@ -70,6 +70,7 @@ _MAX_SEQ_KEPT = 48  # answers of a beam call scored to their end whatever the be
 # CM-style instances, 50 paraphrased tasks: docs/local_model.md)
 _END_WEIGHT = 2.0
 _KIND_WEIGHT = 4.0
+_STATE_SAID = 2.0  # nats a kind's relation or state gains where the words say its predicate ("clean the mop")
 _COUNT_WEIGHT = 4.0  # ... and of naming as many of a named kind as the words ask for (`decompose.counted`)
 
 
@@ -213,7 +214,7 @@ class ChoosingInterpreter:
         options = self._ranked(options, _args, rel)
         found, chosen, places = self._kinds(text, speaker, context, rel, named_rooms)  # call 1
         names = sorted(set(view[1]) | set(places) | {n for k in chosen for n in k.names}) if chosen else view[1]
-        say = Verbalizer(context.entities, names, context.domain, rooms=named_rooms)
+        say = Verbalizer(context.entities, names, context.domain, rooms=named_rooms, facts=context.facts)
         messages = english_messages("task", text, speaker, (view[0], names), say)
         render = lambda goal: _DONE + say.goal(goal)
         options = _distinct(options, render)
@@ -247,7 +248,8 @@ class ChoosingInterpreter:
         totals, part_lps = scores_of(options, tokens[:len(options)])
         best = options[max(range(len(options)), key=lambda i: totals[i])]
         for kind in chosen:  # each kind's likeliest relation, its end of turn left out (more parts may follow)
-            mine = [(sum(t[:-1]) if t else ninf, key) for (k, key, _), t in zip(asked, tokens[len(options):]) if k is kind]
+            mine = [(sum(t[:-1]) + _STATE_SAID * decompose.state_said(key, text) if t else ninf, key)
+                    for (k, key, _), t in zip(asked, tokens[len(options):]) if k is kind]
             kind.best = max(mine)[1] if mine else None
         chosen = [k for k in chosen if k.best is not None]
         joined: list[str] = []
@@ -284,7 +286,7 @@ class ChoosingInterpreter:
         fit = [decompose.coverage(finals[i], found, context) for i in among]
         self.decomposition.update(scores=[(round(sum(tokens[i][:-1]), 3), round(tokens[i][-1], 3)) if tokens[i] else None
                                           for i in among], fit=[round(f, 3) for f in fit],
-                                  counted=[numbers[i] for i in among])
+                                  counted=[numbers[i] for i in among], said=[render(finals[i]) for i in among])
         return finals[among[decompose.decide([tokens[i] for i in among], fit, self.end_weight, self.kind_weight,
                                              [numbers[i] for i in among], self.count_weight)]]
 
@@ -306,7 +308,7 @@ class ChoosingInterpreter:
         person = _person(context.entities, speaker)
         places = decompose.targets(context, rel, person, rooms, exclude=[n for k in chosen for n in k.names])
         for kind in chosen:
-            kind.keys = decompose.relation_keys(context, kind, places)
+            kind.keys = decompose.relation_keys(context, kind, places, text)
         return found, [k for k in chosen if k.keys], places
 
     def interpret_update(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> Delta:

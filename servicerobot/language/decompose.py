@@ -32,17 +32,19 @@ from dataclasses import dataclass, field
 from servicerobot.language.candidates import _stem, goal_candidates, is_fixed, signatures, words
 from servicerobot.language.compact import load_turns
 from servicerobot.language.interpreter import Context
+from servicerobot.language.verbalize import head_noun
 from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.pddl import Atom
 
-__all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "conjoin", "counted", "coverage", "decide", "holds", "involved", "kinds", "pick", "quantity",
-           "relation_keys", "rooms_of", "targets"]
+__all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "conjoin", "counted", "coverage", "decide", "holds", "involved",
+           "kinds", "pick", "quantity", "relation_keys", "rooms_of", "state_said", "targets"]
 
 NUMBER_WORDS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
                 "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}
 _ALL = frozenset({"all", "every", "each", "any", "anything", "everything", "whatever", "nothing", "no"})
 _PEOPLE = re.compile(r"\b(?:for|we're|we are|of)\s+(\w+)\b(?!\s+(?:minute|hour|second|day)s?)|"
                      r"\b(\w+)\s+(?:people|persons|guests|places|settings|of us|diners)\b")
+_NOT_STATE_WORDS = frozenset({"is", "has", "at", "in", "on", "inside", "of", "the", "a"})
 _STOP = frozenset({"and", "or", "to", "from", "in", "on", "into", "onto", "at", "with", "for", "then", "put", "take"})
 _NOT_SUBJECTS = ("person", "robot")
 _YES_AT = 0.5  # an unnamed kind is involved when the model's calibrated P(yes) is above this
@@ -58,8 +60,9 @@ class Kind:
 
     noun: str  # "fork", "cola can", "kitchen"
     names: list[str]
-    fixed: bool = False  # a room or fixtures: involved by the model's yes only (a named fridge is mostly a place)
+    fixed: bool = False  # a room or fixture: involved by the model's yes unless the words make it the object
     named: bool = False  # the words name it
+    place: bool = False  # the words name it only as a place or a tool ("in the fridge", "using the washer")
     position: int = 10_000  # where the words first name it (order of the parts)
     p_yes: float = 0.0  # the model's probability that the request involves it
     count: int | None = None  # how many the words ask for (None: all)
@@ -107,7 +110,7 @@ def quantity(text: str, noun: str) -> int | None:
     of books", "the plate": 1), else the people it is for ("for two", "three of us"), else None (all: "all the
     apples", "the dishes", or a kind the words do not name)."""
     said = _tokens(text)
-    head = _stem(noun.lower().split()[-1])
+    head = _stem(head_noun(noun))
     for i, w in enumerate(said):
         if _stem(w) != head:
             continue
@@ -134,13 +137,16 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
     """The kinds of things a goal can be about (things an action can change, grouped by noun; a room with a
     state an action changes is a kind of its own), those the words name marked, in the order they name them."""
     domain, sig = context.domain, signatures(context.domain)
-    changeable: set[str] = set()
+    changeable: dict[str, set[str]] = {}  # type -> the words of the predicates an action changes of it
     for pred, decl in domain.predicates.items():
         if decl.params:
             first = decl.params[0][1]
-            changeable.update(t for t in domain.types.types if domain.types.is_subtype(t, first)
-                              and (sig.can(domain, pred, [t] + [p[1] for p in decl.params[1:]], True)
-                                   or sig.can(domain, pred, [t] + [p[1] for p in decl.params[1:]], False)))
+            for t in domain.types.types:
+                if domain.types.is_subtype(t, first) and (
+                        sig.can(domain, pred, [t] + [p[1] for p in decl.params[1:]], True)
+                        or sig.can(domain, pred, [t] + [p[1] for p in decl.params[1:]], False)):
+                    changeable.setdefault(t, set()).update(
+                        _stem(w) for w in re.findall(r"[a-z]+", pred.lower()) if w not in _NOT_STATE_WORDS)
     said = _tokens(text)
     stems = [_stem(w) for w in said]
     synonyms = set(words(text))
@@ -158,19 +164,54 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
     for name in (n for k in out.values() for n in k.names):
         typ = str(context.entities[name].get("type"))
         by_type[typ] = max(by_type.get(typ, 0.0), rel.get(name, 0.0))
+    # where the words say a kind's whole noun of several words, no kind of its head alone is named ("a
+    # rotting apple" names no apple)
+    wholes = {k.noun: [_stem(w) for w in k.noun.lower().split()] for k in out.values()}
+    claims = [(len(whole), i + j) for whole in wholes.values() if len(whole) > 1
+              for i in range(len(stems)) if stems[i:i + len(whole)] == whole for j in range(len(whole))]
+    noun_words = {w for whole in wholes.values() for w in whole}
     for kind in out.values():
-        head = _stem(kind.noun.lower().split()[-1])
-        whole = [_stem(w) for w in kind.noun.lower().split()]
-        hits = [i for i in range(len(stems)) if stems[i:i + len(whole)] == whole] or \
-            [i for i, s in enumerate(stems) if s == head]
+        head = _stem(head_noun(kind.noun))
+        whole = wholes[kind.noun]
+        claimed = {i for size, i in claims if size > len(whole)}
+        hits = [i for i in range(len(stems)) if stems[i:i + len(whole)] == whole and i not in claimed]
+        if not hits and not kind.fixed:  # "the shirts" name the dirty shirts; "each room" names no room
+            hits = [i for i, s in enumerate(stems) if s == head and i not in claimed]
         strongest = max((rel.get(n, 0.0) for n in kind.names), default=0.0)
         typ = str(context.entities[kind.names[0]].get("type"))
         best = max(by_type[str(context.entities[n].get("type"))] for n in kind.names)
-        by_word = head in synonyms or _stem(typ) in synonyms  # not by a modifier alone ("dirty" of "dirty bowl")
-        kind.named = not kind.fixed and (bool(hits) or by_word and strongest > 0 and strongest >= best - 0.25)
+        # not by a modifier alone ("dirty" of "dirty bowl"), nor by the head of a longer noun ("rotting apple")
+        head_said = any(s == head and i not in claimed for i, s in enumerate(stems)) or \
+            (head in synonyms and head not in stems)
+        by_word = head_said or _stem(typ) in synonyms
+        if kind.fixed:
+            # a fixture or room named is mostly a place ("in the fridge"); it is the thing asked about where
+            # the words make it an object ("put the desk and the lamp in ...", "open the fridge") or say what
+            # changes of it ("mop the floor in the kitchen": `dirty-floor`)
+            state_said = bool(changeable.get(typ, set()) & set(stems))
+            kind.named = bool(hits) and (state_said or any(_is_object(said, i, noun_words) for i in hits))
+            kind.place = bool(hits) and not kind.named
+        else:
+            kind.named = bool(hits) or by_word and strongest > 0 and strongest >= best - 0.25
         kind.position = hits[0] if hits else (500 if kind.named else 10_000)
         kind.count = quantity(text, kind.noun) if hits else quantity(text, "\x00")
     return sorted(out.values(), key=lambda k: (k.position, k.noun))
+
+
+_PLACE_WORDS = frozenset({"in", "into", "on", "onto", "to", "from", "at", "under", "inside", "near", "by", "with",
+                          "using", "of", "beside", "behind", "next", "off", "out", "toward", "towards"})
+_PHRASE_WORDS = frozenset({"the", "a", "an", "and", "or", "my", "your", "his", "her", "their", "our", "its", "this",
+                           "that", "both", "all", "every"})
+
+
+def _is_object(said: Sequence[str], i: int, noun_words: set[str]) -> bool:
+    """Whether the noun phrase at `said[i]` is the object of a verb ("put the desk, the lamp and ...") rather
+    than a place after a preposition ("in the kitchen sink", "from the shelf and locker"): back over
+    determiners, "and" and other nouns to the first other word."""
+    j = i - 1
+    while j >= 0 and (said[j] in _PHRASE_WORDS or _stem(said[j]) in noun_words):
+        j -= 1
+    return j < 0 or said[j] not in _PLACE_WORDS
 
 
 def ask_kinds(score: Callable[[list, list[str]], list[list[float]]], text: str, speaker: str,
@@ -195,10 +236,11 @@ def ask_kinds(score: Callable[[list, list[str]], list[list[float]]], text: str, 
 
 
 def involved(found: Sequence[Kind], at: float = _YES_AT) -> list[Kind]:
-    """The kinds the request involves: named ones, and others the model says yes to; at most `_MAX_KINDS`."""
-    out = [k for k in found if k.named] + sorted((k for k in found if not k.named and k.p_yes > at),
-                                                 key=lambda k: -k.p_yes)
-    return out[:_MAX_KINDS]
+    """The kinds the request involves: every named one, and others the model says yes to, up to `_MAX_KINDS`
+    in all."""
+    named = [k for k in found if k.named]
+    others = sorted((k for k in found if not k.named and k.p_yes > at), key=lambda k: -k.p_yes)
+    return named + others[:max(0, _MAX_KINDS - len(named))]
 
 
 def targets(context: Context, rel: Mapping[str, float], person: str | None, rooms: Sequence[str],
@@ -210,6 +252,7 @@ def targets(context: Context, rel: Mapping[str, float], person: str | None, room
     # a room that holds a named fixture says where that fixture is ("the kitchen table"), not where things go
     held = {str(context.entities[n].get("room")) for n in named if context.entities[n].get("type") != "room"
             and context.entities[n].get("room")}
+    held |= {entity_phrase(context.entities[r]) for r in held if r in context.entities}  # both kitchens
     named = [n for n in named if not (context.entities[n].get("type") == "room" and
                                       (n in held or entity_phrase(context.entities[n]) in held))]
     if not any(is_fixed(context, n) and context.entities[n].get("type") != "room" for n in named):
@@ -220,9 +263,21 @@ def targets(context: Context, rel: Mapping[str, float], person: str | None, room
     return list(dict.fromkeys(named))[:_TARGETS]
 
 
-def relation_keys(context: Context, kind: Kind, places: Sequence[str]) -> dict[str, list[str]]:
-    """Key (the literal with `?` for the thing) -> its literal for each thing of `kind` for which it is news."""
+def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str = "") -> dict[str, list[str]]:
+    """Key (the literal with `?` for the thing) -> its literal for each thing of `kind` for which it is news;
+    and a state the words ask for that holds now but an action can undo ("mop the floor and clean the mop":
+    the mop is clean, and mopping dirties it)."""
     out: dict[str, list[str]] = {}
+    if text:
+        domain, sig = context.domain, signatures(context.domain)
+        typ = str(context.entities[kind.names[0]].get("type", "object"))
+        for pred, decl in domain.predicates.items():
+            key = f"({pred} ?)"
+            if len(decl.params) == 1 and domain.types.is_subtype(typ, decl.params[0][1]) and \
+                    sig.can(domain, pred, [typ], False) and state_said(key, text):
+                held = [f"({pred} {n})" for n in kind.names if holds(f"({pred} {n})", context)]
+                if held:
+                    out[key] = held
     for goal in goal_candidates(context, list(kind.names) + list(places), asked=kind.names):
         inner = goal[5:-1] if goal.startswith("(not ") else goal
         if goal.startswith("(forall") or "(" in inner[1:]:
@@ -239,6 +294,16 @@ def relation_keys(context: Context, kind: Kind, places: Sequence[str]) -> dict[s
     return {k: out[k] for k in order[:_KEYS]}
 
 
+def state_said(key: str, text: str) -> bool:
+    """Whether the words say the predicate of a relation key ("clean the mop": `(is-clean ?)`; "throw away":
+    no word of `thrashed`), its words other than "is", "at", "in" and the like; never of a negated one."""
+    if key.startswith("(not "):  # "the dirty clothes" say `is-dirty`, and ask for them not to be
+        return False
+    pred = key.strip("()").split()[0]
+    return bool({_stem(w) for w in re.findall(r"[a-z]+", pred.lower())} - _NOT_STATE_WORDS
+                & {_stem(w) for w in _tokens(text)})
+
+
 def _thing(literal: str) -> str:
     return (literal[5:-1] if literal.startswith("(not ") else literal).strip("()").split()[1]
 
@@ -246,9 +311,12 @@ def _thing(literal: str) -> str:
 def pick(context: Context, kind: Kind, key: str, literals: Sequence[str], rel: Mapping[str, float],
          where: Mapping[str, str], rooms: Sequence[str]) -> list[str]:
     """The literals of the things asked for: those in the rooms the words name (unless the goal takes them
-    to one of them), then the most strongly named; `kind.count` of them, or all."""
+    to one of them, or to something in one: "from around the house to the kitchen sink"), then the most
+    strongly named; `kind.count` of them, or all."""
     thing = _thing
-    into_room = bool(set(key.replace("(", " ").replace(")", " ").split()) & set(rooms))
+    places = set(key.replace("(", " ").replace(")", " ").split())
+    named = set(rooms) | {entity_phrase(context.entities[r]) for r in rooms if r in context.entities}
+    into_room = bool(places & named) or any(context.entities.get(p, {}).get("room") in named for p in places)
     order = sorted(literals, key=lambda lit: (-rel.get(thing(lit), 0.0), thing(lit)))
     here = [lit for lit in order if where.get(thing(lit)) in rooms] if rooms and not into_room else []
     if kind.count is None:
@@ -298,17 +366,19 @@ def build(context: Context, chosen: Sequence[Kind], rel: Mapping[str, float], ro
             key = anchor if shared and anchor in kind.keys else kind.best
             lits = pick(context, kind, key, kind.keys[key], rel, where, rooms) if key is not None else []
             if lits:
-                parts.append((key, kind.noun, lits, kind.named))
+                parts.append((key, kind.noun, lits, kind.named, kind.fixed))
         if parts:
             out += _variants(context, parts, every)
     return [g for g in dict.fromkeys(out) if g]
 
 
-def _variants(context: Context, parts: list[tuple[str, str, list[str], bool]], every: bool) -> list[str]:
-    """Every part joined, then the named kinds' parts alone, then with growing prefixes of the others."""
+def _variants(context: Context, parts: list[tuple[str, str, list[str], bool, bool]], every: bool) -> list[str]:
+    """Every part joined, then without the fixtures the words do not name (a washing machine to wash with is
+    not itself asked to change), then the named kinds' parts alone, then with growing prefixes of the
+    others."""
 
     def join(subset) -> list[str]:
-        trio = [(k, n, lits) for k, n, lits, _ in subset]
+        trio = [(k, n, lits) for k, n, lits, _, _ in subset]
         goals = []
         for form in ([trio, _forall(context, trio)] if every else [trio]):
             lits = [lit for _, _, ls in form for lit in ls]
@@ -318,6 +388,9 @@ def _variants(context: Context, parts: list[tuple[str, str, list[str], bool]], e
     named = [p for p in parts if p[3]]
     others = [p for p in parts if not p[3]]
     out = join(parts)
+    movable = [p for p in parts if p[3] or not p[4]]
+    if movable and len(movable) < len(parts):
+        out += join(movable)
     for k in range(len(others)):
         out += join(named + others[:k]) if named or k else []
     return out
@@ -331,6 +404,8 @@ def coverage(goal: str, found: Sequence[Kind], context: Context) -> float:
     types = [w for w in re.findall(r"\?\S+ - (\S+)\)", goal)] if "forall" in said else []
     total = 0.0
     for kind in found:
+        if kind.place:  # whether a goal changes the fridge things go into says nothing of the request
+            continue
         p = min(0.98, max(0.02, 0.9 if kind.named else kind.p_yes))
         about = any(n in said for n in kind.names) or any(
             context.domain.types.is_subtype(str(context.entities[n].get("type", "object")), t)
@@ -354,7 +429,8 @@ def counted(goals: Sequence[str], found: Sequence[Kind]) -> list[int]:
     out = [0] * len(goals)
     for kind in (k for k in found if k.named):
         numbers = [len(s & set(kind.names)) for s in said]
-        wanted = kind.count or max(numbers, default=0)
+        # "five glasses" where four are news asks for the four
+        wanted = min(kind.count or 10**6, max(numbers, default=0))
         for i, n in enumerate(numbers):
             if n and not quantified[i] and n != wanted:
                 out[i] -= 1

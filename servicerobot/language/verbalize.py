@@ -18,7 +18,7 @@ from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.pddl import Atom
 from servicerobot.pddl.sexpr import parse_sexpr
 
-__all__ = ["PHRASES", "TYPE_NOUNS", "Verbalizer", "plural", "predicate_phrase"]
+__all__ = ["PHRASES", "TYPE_NOUNS", "Verbalizer", "head_noun", "plural", "predicate_phrase"]
 
 # predicate -> (sentence when true, sentence when false); {0}, {1} are the arguments. Predicates not listed
 # are said with their own words ("{0} is <pred>", "{0} <pred> {1}"), so any domain can be verbalized.
@@ -133,13 +133,17 @@ class Verbalizer:
         rooms: the rooms the utterance names; a fixture in one of them is said with its room, as the person
             said it ("the desk in the bedroom": the 1.5B model finds "the apples are on the desk" 13 nats less
             likely than "... on the desk in the bedroom" after "take the apples to the desk in the bedroom").
+        facts: what holds now; a goal about every shown thing of a phrase for which it is not yet true is
+            said of them all ("all 42 books are on the bookshelf", not "22 of the 42 books (book_10, ...)").
     """
 
     def __init__(self, entities: Mapping[str, Mapping], shown: Sequence[str] = (), domain=None,
-                 rooms: Iterable[str] = ()):
+                 rooms: Iterable[str] = (), facts: Iterable[Atom] = ()):
         self.entities = entities
         self.domain = domain
         self.rooms = frozenset(rooms)
+        self.facts = frozenset(facts)
+        self._shown: dict[str, list[str]] = {}  # phrase -> the shown names said with it
         self._phrases: dict[tuple[str, int], tuple[str, str]] = {}
         self._names: dict[str, str] = {}
         self._alike: dict[str, int] = {}  # shown names per phrase: "both plates" when a group has them all
@@ -152,6 +156,7 @@ class Verbalizer:
             said.setdefault(self._phrase(name), []).append(name)
         for phrase, names in said.items():
             self._alike[phrase] = len(names)
+            self._shown[phrase] = names
             for name in names:
                 self._names[name] = phrase if len(names) == 1 else f"{phrase} ({name})"
 
@@ -208,9 +213,11 @@ class Verbalizer:
         if len(parts) > 1 and all(split) and len({m.group(1) for m in split}) == 1:
             return f"{self.name(split[0].group(1))} {self._rests([m.group(2) for m in split])}"
         groups: dict[str, list[str]] = {}  # what is said of them -> the subjects, in the parts' order
+        template: dict[str, str] = {}  # ... -> one of its literals, to ask what already holds of other things
         for i, m in enumerate(split):
             key = m.group(2) if m else f"\x02{i}"
             groups.setdefault(key, []).append(m.group(1) if m else marked[i])
+            template.setdefault(key, parts[i])
         if len(parts) < 2 or all(len(subjects) == 1 for subjects in groups.values()):
             return " and ".join(self._unmark(m) for m in marked)
         said = []
@@ -224,7 +231,8 @@ class Verbalizer:
             if len(subjects) == 1:
                 said.append(f"{self.name(subjects[0])} {self._rests(rests)}")
             else:
-                said.append(f"{self.together(list(subjects))} {self._rests(rests, many=True)}")
+                said.append(f"{self.together(list(subjects), [template[r] for r in rests])} "
+                            f"{self._rests(rests, many=True)}")
         return ", ".join(said[:-1]) + " and " + said[-1] if len(said) > 1 else said[0]
 
     def _rests(self, rests: Sequence[str], many: bool = False) -> str:
@@ -236,9 +244,11 @@ class Verbalizer:
             said[0] = f"are {said[0][3:]}"
         return _join(said)
 
-    def together(self, names: Sequence[str]) -> str:
+    def together(self, names: Sequence[str], literals: Sequence[str] = ()) -> str:
         """Several things as one subject: alike things counted ("both plates", "all three apples", "two of
-        the four books (book_1, book_2)"), the others named, in their first order."""
+        the four books (book_1, book_2)"), the others named, in their first order. `literals`: what is said
+        of the first of them; the alike things of which all of it already holds count as said ("all 42
+        books" where 20 already are where the other 22 go)."""
         alike: dict[str, list[str]] = {}
         for n in names:
             alike.setdefault(self._phrase(n), []).append(n)
@@ -250,11 +260,27 @@ class Verbalizer:
             bare = phrase.removeprefix("the ")
             many = plural(bare)
             shown = self._alike.get(phrase, len(ns))
+            done = 0
+            if shown > len(ns) and literals and self.facts:
+                done = sum(all(self._holds(lit, ns[0], other) for lit in literals)
+                           for other in self._shown.get(phrase, ()) if other not in ns)
+            if shown <= len(ns) + done:
+                total = len(ns) + done
+                said.append(f"both {many}" if total == 2 else f"all {_number(total)} {many}")
+                continue
             if shown <= len(ns):
                 said.append(f"both {many}" if len(ns) == 2 else f"all {_number(len(ns))} {many}")
             else:
                 said.append(f"{_number(len(ns))} of the {_number(shown)} {many} ({', '.join(ns)})")
         return _join(said)
+
+    def _holds(self, literal: str, subject: str, other: str) -> bool:
+        """Whether `literal`, said of `other` in the place of `subject`, holds now."""
+        expr = parse_sexpr(literal)
+        negated = bool(expr) and str(expr[0]) == "not"
+        atom = expr[1] if negated else expr
+        args = tuple(other if str(a) == subject else str(a) for a in atom[1:])
+        return (Atom(str(atom[0]), args) in self.facts) != negated
 
     def _unmark(self, text: str) -> str:
         return re.sub(r"\x00([^\x00]+)\x00", lambda m: self.name(m.group(1)), text)
@@ -331,16 +357,32 @@ _SAME_PLURAL = ("glasses", "scissors", "jeans", "pants", "trousers", "shorts", "
                 "tongs", "pliers", "headphones", "earphones", "shoes", "socks", "cutlery", "silverware", "laundry")
 
 
+_PREPOSITIONS = frozenset({"of", "into", "in", "on", "onto", "from", "with", "for", "at", "under", "inside"})
+
+
+def _head_index(words: Sequence[str]) -> int:
+    return next((j - 1 for j, w in enumerate(words) if j and w.lower() in _PREPOSITIONS), len(words) - 1)
+
+
+def head_noun(phrase: str) -> str:
+    """The word a noun phrase is about: the one before its first preposition ("book" of "book into the
+    shelf", "chest" of "chest of drawers"), else its last."""
+    words = phrase.lower().split()
+    return words[_head_index(words)] if words else phrase
+
+
 def plural(phrase: str) -> str:
     """A noun phrase in the plural: its head noun, the word before "of" ("pairs of jeans", "chests of
     drawers"), or the last word ("red mugs", "Ana's books", "knives", "boxes", "berries")."""
     words = phrase.split(" ")
-    i = words.index("of") - 1 if "of" in words[1:] else len(words) - 1
+    i = _head_index(words)
     word = words[i]
     low = word.lower()
     if low in _IRREGULAR:
         word = _IRREGULAR[low]
     elif low.endswith(_SAME_PLURAL) or not low[-1:].isalpha():
+        pass
+    elif low.endswith("s") and not low.endswith(("ss", "us", "is", "os", "as")):  # already plural: "cups"
         pass
     elif low.endswith(("s", "x", "z", "ch", "sh")):
         word += "es"
