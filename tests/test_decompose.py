@@ -249,3 +249,22 @@ def test_a_state_the_words_ask_for_is_offered_though_it_holds_now():
     keys = decompose.relation_keys(context, mop, [], "mop the floor, then clean the mop")
     assert keys["(is-clean ?)"] == ["(is-clean mop_4)"] and "(not (is-clean ?))" in keys
     assert "(is-clean ?)" not in decompose.relation_keys(context, mop, [], "mop the floor")
+
+
+def test_a_scene_mostly_of_what_the_request_needs_is_split_at_the_gap_in_the_odds():
+    """A dining room's kinds: most are tableware, so the median calibration says no to forks; the clear gap
+    between the tableware and the vase and apples is the even chance instead. A home's smear of kinds (no
+    clear gap, or a gap with one kind or thirty above it) keeps the median's."""
+    def kinds(n, named=()):
+        return [decompose.Kind(f"k{i}", [f"x{i}"], named=i in named) for i in range(n)]
+
+    dining = [0.73, 0.31, -0.55, -0.61, -1.0, -1.03, -1.06, -2.48, -3.78]
+    assert decompose._gap(kinds(9), dining, 0.0) == pytest.approx((-1.06 - 2.48) / 2)
+    smear = [0.8, 0.4, 0.1, -0.2, -0.5, -0.9, -1.1, -1.4]
+    assert decompose._gap(kinds(8), smear, 0.0) == 0.0
+    bulk = [0.9 - 0.1 * i for i in range(30)] + [-6.0]  # thirty kinds above one outlier
+    assert decompose._gap(kinds(31), bulk, 0.0) == 0.0
+    sure = [3.0, 2.8, -1.0, -1.2, -1.3]  # both above the gap are involved already
+    assert decompose._gap(kinds(5), sure, 0.0) == 0.0
+    named_first = [5.0] + dining  # a named kind's odds take no part
+    assert decompose._gap(kinds(10, named=(0,)), named_first, 0.0) == pytest.approx((-1.06 - 2.48) / 2)

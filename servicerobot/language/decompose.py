@@ -49,6 +49,9 @@ _STOP = frozenset({"and", "or", "to", "from", "in", "on", "into", "onto", "at", 
 _NOT_SUBJECTS = ("person", "robot")
 _YES_AT = 0.5  # an unnamed kind is involved when the model's calibrated P(yes) is above this
 _MARGIN = 1.0  # nats of yes over the median kind's that make a calibrated even chance (chosen on the dev sets)
+_GAP = 1.0  # nats between two groups of kinds' odds that split them (`_gap`)
+_GAP_MOST = 9  # ... with at most this many kinds above the gap
+_GAP_FLOOR = -1.5  # ... none of them more than this many nats below the calibrated even chance
 _TARGETS = 10  # relation targets offered per kind (those the words name most strongly)
 _MAX_KINDS = 6  # involved kinds joined at most
 _KEYS = 8  # relations and states offered per kind
@@ -231,8 +234,25 @@ def ask_kinds(score: Callable[[list, list[str]], list[list[float]]], text: str, 
     # the median kind's odds are the model's yes to a kind it has no reason for (its bias on this prompt);
     # never more than even odds
     bias = min(0.0, sorted(odds)[(len(odds) - 1) // 2]) + _MARGIN
+    bias = min(bias, _gap(found, odds, bias))
     for kind, o in zip(found, odds):
         kind.p_yes = 1.0 / (1.0 + math.exp(bias - o))
+
+
+def _gap(found: Sequence[Kind], odds: Sequence[float], bias: float) -> float:
+    """Where the model's answers split the unnamed kinds in two: a scene whose kinds are mostly what the request
+    is about (the tableware of a dining room, the parts of a PC) puts the median among them, and the median's
+    calibration calls most of them no. Where the odds have a clear gap (`_GAP` nats), with at most
+    `_GAP_MOST` kinds above it, all of them near the calibrated even chance or above (`_GAP_FLOOR`), and it
+    would involve some that the median would not, the middle of the gap is the even chance; else `bias`."""
+    unnamed = sorted((o for k, o in zip(found, odds) if not k.named), reverse=True)
+    if len(unnamed) < 3:
+        return bias
+    size, i = max((unnamed[j] - unnamed[j + 1], j) for j in range(len(unnamed) - 1))
+    above = unnamed[:i + 1]
+    if size < _GAP or not 2 <= len(above) <= _GAP_MOST or above[-1] - bias < _GAP_FLOOR or above[-1] > bias:
+        return bias
+    return (unnamed[i] + unnamed[i + 1]) / 2
 
 
 def involved(found: Sequence[Kind], at: float = _YES_AT) -> list[Kind]:
