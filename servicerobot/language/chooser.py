@@ -265,7 +265,7 @@ class ChoosingInterpreter:
             joined += [u for u in _unions(scored, dict(zip(options, totals))) if u not in parts and u not in joined]
         built = [g for g in decompose.build(context, chosen, rel, named_rooms, text)
                  if not refused or g not in refused] if chosen else []
-        finals = _distinct([best] + joined + built, render)
+        finals = _distinct([best] + built + joined, render)  # a built goal said as a joined one is built
         if self.decomposition:
             self.decomposition.update(keys={k.label(): k.best for k in chosen}, finals=finals)
         if len(finals) == 1:

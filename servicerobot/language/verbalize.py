@@ -380,9 +380,8 @@ def plural(phrase: str) -> str:
     low = word.lower()
     if low in _IRREGULAR:
         word = _IRREGULAR[low]
-    elif low.endswith(_SAME_PLURAL) or not low[-1:].isalpha():
-        pass
-    elif low.endswith("s") and not low.endswith(("ss", "us", "is", "os", "as")):  # already plural: "cups"
+    elif low.endswith(_SAME_PLURAL) or not low[-1:].isalpha() or \
+            low.endswith("s") and not low.endswith(("ss", "us", "is", "os", "as")):  # already plural: "cups"
         pass
     elif low.endswith(("s", "x", "z", "ch", "sh")):
         word += "es"
