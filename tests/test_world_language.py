@@ -3,13 +3,16 @@ declaration and the rule interpreter is built from it, so the one agent reads ev
 
 from __future__ import annotations
 
+import inspect
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from servicerobot.envs.household import language as household_language
 from servicerobot.envs.language import Language, LanguageError, Phrasing, fill
+from servicerobot.language import rule_interpreter
 from servicerobot.language.interpreter import Context
 from servicerobot.language.rule_interpreter import NotUnderstood, RuleInterpreter
 from servicerobot.memory.triplets import triplet_to_atom
@@ -83,7 +86,133 @@ def test_the_household_language_is_the_household_tables_not_a_copy():
         assert lang.tasks[kind].templates is templates
     for kind, templates in household_language.EVENT_TEMPLATES.items():
         assert lang.events[kind].templates is templates
+    for kind, meaning in household_language.TASK_MEANINGS.items():
+        assert (lang.tasks[kind].goal, lang.tasks[kind].implied) == (meaning.goal, meaning.implied)
+    for kind, meaning in household_language.EVENT_MEANINGS.items():
+        assert (lang.events[kind].add, lang.events[kind].remove) == (meaning.add, meaning.remove)
+    assert set(household_language.TASK_MEANINGS) == set(lang.tasks)
+    assert set(household_language.EVENT_MEANINGS) == set(lang.events)
     assert RuleInterpreter().language is lang
+
+
+# ---------------------------------------------------------------------------------------------- household meanings
+_HOME = {"robot": {"type": "robot", "noun": "robot"}, "kitchen": {"type": "room", "noun": "kitchen"},
+         "ana_bedroom": {"type": "room", "noun": "Ana's bedroom"}, "ana": {"type": "person", "noun": "Ana"},
+         "table_1": {"type": "surface", "noun": "table", "room": "kitchen"},
+         "fridge_1": {"type": "fridge", "noun": "fridge", "room": "kitchen"},
+         "light_1": {"type": "light", "noun": "light", "room": "kitchen"},
+         "light_2": {"type": "light", "noun": "light", "room": "ana_bedroom", "owner": "Ana"},
+         "bed_1": {"type": "bed", "noun": "bed", "room": "ana_bedroom", "owner": "Ana"},
+         "shelf_1": {"type": "shelf", "noun": "bookshelf", "room": "ana_bedroom", "owner": "Ana"},
+         "mug_1": {"type": "dish", "noun": "mug", "colour": "red"},
+         "book_1": {"type": "book", "noun": "book", "colour": "blue"},
+         "book_2": {"type": "book", "noun": "notebook", "colour": "green"},
+         "book_3": {"type": "book", "noun": "magazine", "colour": "pink"}}
+_HOME_FACTS = frozenset({Atom("on", ("mug_1", "table_1")), Atom("on", ("book_1", "table_1")),
+                         Atom("on", ("book_2", "bed_1")), Atom("inside", ("book_3", "fridge_1")),
+                         Atom("chills", ("fridge_1",)), Atom("in-room", ("ana", "kitchen"))})
+
+
+def _home(facts=_HOME_FACTS) -> Context:
+    return Context(household_domain(), _HOME, frozenset(facts))
+
+
+def test_every_household_kind_means_what_its_declaration_says_and_the_interpreter_holds_none():
+    lang = household_language.LANGUAGE
+    assert all(p.declared for p in (*lang.tasks.values(), *lang.events.values()))
+    source = inspect.getsource(rule_interpreter)
+    for kind in (*lang.tasks, *lang.events):
+        assert f'"{kind}"' not in source, kind
+    for predicate in ("dirty", "held-by", "light-on", "chills", "cold", "made", "broken", "discarded"):
+        assert f'"{predicate}"' not in source, predicate
+
+
+def test_a_household_meaning_changed_or_added_in_the_declaration_is_read_with_no_code_change():
+    lang = household_language.LANGUAGE
+    changed = replace(lang, tasks={"fetch_for_me": Phrasing(("Fetch {item} for me.",), goal="(held-by {item} {person})",
+                                                            implied={"person": "{speaker}"}), **lang.tasks},
+                      events={**lang.events, "clean": replace(lang.events["clean"], remove=(), add=("(broken {item})",)),
+                              "nap": Phrasing(("I napped in {room}.",), remove=("(made {bed})",),
+                                              implied={"bed": "the bed in {room}"})})
+    rules, ctx = RuleInterpreter(changed), _home(_HOME_FACTS | {Atom("made", ("bed_1",))})
+    assert rules.interpret_task("Fetch the red mug for me.", "Ana", ctx) == "(held-by mug_1 ana)"
+    assert rules.interpret_update("I washed the red mug.", "Ana", ctx).add == {Atom("broken", ("mug_1",))}
+    assert rules.interpret_update("I napped in Ana's bedroom.", "Ana", ctx).remove == {Atom("made", ("bed_1",))}
+    assert RuleInterpreter().interpret_update("I washed the red mug.", "Ana", ctx).add == set()  # as declared
+
+
+def test_a_place_is_on_or_inside_as_the_domain_types_the_fixture():
+    rules, ctx = RuleInterpreter(), _home()
+    assert rules.interpret_task("Could you put the red mug in the fridge?", "Ana", ctx) == "(inside mug_1 fridge_1)"
+    assert rules.interpret_task("Could you put the blue book on Ana's bookshelf?", "Ana", ctx) == \
+        "(on book_1 shelf_1)"
+    with pytest.raises(NotUnderstood, match=r"none of \['on', 'inside'\] takes \['mug_1', 'light_1'\]"):
+        rules.interpret_task("Could you put the red mug on the light in the kitchen?", "Ana", ctx)
+    # a conditional meaning: into a fridge memory believes chills, the mug is cold too
+    delta = rules.interpret_update("I put the red mug in the fridge.", "Ana", ctx)
+    assert delta.add == {Atom("inside", ("mug_1", "fridge_1")), Atom("cold", ("mug_1",))}
+    assert delta.remove == {Atom("on", ("mug_1", "table_1"))}
+    delta = rules.interpret_update("I put the red mug in the fridge.", "Ana", _home(_HOME_FACTS - {Atom("chills", (
+        "fridge_1",))}))
+    assert delta.add == {Atom("inside", ("mug_1", "fridge_1"))}
+
+
+def test_implied_fields_are_the_speaker_the_thing_of_a_room_and_every_thing_of_a_room():
+    rules, ctx = RuleInterpreter(), _home()
+    assert rules.interpret_task("Could you bring me the red mug?", "Ana", ctx) == "(held-by mug_1 ana)"
+    with pytest.raises(NotUnderstood, match="who is 'Zed'"):
+        rules.interpret_task("Could you bring me the red mug?", "Zed", ctx)
+    assert rules.interpret_task("Please make the bed in Ana's bedroom.", "Ana", ctx) == "(made bed_1)"
+    assert rules.interpret_update("I turned on the light in Ana's bedroom.", "Ana", ctx).add == \
+        {Atom("light-on", ("light_2",))}
+    assert rules.interpret_task("Make sure the red mug is cold again.", "Ana", ctx) == \
+        "(and (inside mug_1 fridge_1) (cold mug_1))"
+    # every book memory places on or in a fixture of the room (on the table, in the fridge), not the bedroom's
+    assert rules.interpret_task("Please tidy up: put all the books in the kitchen on Ana's bookshelf.", "Ana",
+                                ctx) == "(and (on book_1 shelf_1) (on book_3 shelf_1))"
+    assert rules.interpret_update("I'm going to Ana's bedroom.", "Ana", ctx) == \
+        rules.interpret_update("Ana went to Ana's bedroom.", "Ana", ctx)
+    with pytest.raises(NotUnderstood, match="no book is known to be in ana_bedroom"):
+        rules.interpret_task("Please tidy up: put all the books in Ana's bedroom on Ana's bookshelf.", "Ana",
+                             _home({Atom("chills", ("fridge_1",))}))
+
+
+def test_a_languages_joiners_and_about_come_from_its_declaration():
+    lang = household_language.LANGUAGE
+    rng = np.random.default_rng(0)
+    first, second = "I washed the red mug.", "oh wait."
+    glues = {household_language.join_utterances(first, second, rng)[len(first) + 1:-len(second)] for _ in range(40)}
+    assert glues == set(lang.joiners)  # the generator glues with the declared words, every one of them
+    ctx = _home()
+    two = "I washed the red mug. Also, the light in the kitchen is on now."
+    assert RuleInterpreter().interpret_update(two, "Ana", ctx).add == {Atom("light-on", ("light_1",))}
+    with pytest.raises(NotUnderstood):  # without the declared joiners it is one sentence no template reads
+        RuleInterpreter(replace(lang, joiners=())).interpret_update(two, "Ana", ctx)
+    nodes = RuleInterpreter().query_graph("Please wash the dishes.", "Ana", ctx).nodes
+    assert ("dirty dishes", "dish") in {(n.text, n.type) for n in nodes}
+    crumbs = replace(lang, tasks={**lang.tasks, "wash_dishes": replace(lang.tasks["wash_dishes"],
+                                                                       about={"crumbs": "food"})})
+    nodes = RuleInterpreter(crumbs).query_graph("Please wash the dishes.", "Ana", ctx).nodes
+    assert ("crumbs", "food") in {(n.text, n.type) for n in nodes} and "dirty dishes" not in {n.text for n in nodes}
+
+
+def test_an_inconsistent_meaning_or_implied_field_is_refused_with_what_to_fix():
+    fields = {"item": "item", "room": "room", "bed": "fixture", "person": "person"}
+    with pytest.raises(LanguageError, match=r"meaning uses fields \['person'\] that its template 'Fetch \{item\}.'"):
+        Language("toy", tasks={"fetch": Phrasing(("Fetch {item}.",), goal="(held-by {item} {person})")},
+                 fields=fields)
+    with pytest.raises(LanguageError, match="an implied field is"):
+        Language("toy", tasks={"nap": Phrasing(("Nap.",), goal="(made {bed})", implied={"bed": "a bed"})},
+                 fields=fields)
+    with pytest.raises(LanguageError, match=r"implies 'bed' as 'the bed in \{room\}' but does not say \['room'\]"):
+        Language("toy", tasks={"nap": Phrasing(("Nap.",), goal="(made {bed})",
+                                               implied={"bed": "the bed in {room}"})}, fields=fields)
+    with pytest.raises(LanguageError, match="'in {item}', which is not a room field"):
+        Language("toy", tasks={"nap": Phrasing(("Nap on {item}.",), goal="(made {bed})",
+                                               implied={"bed": "the bed in {item}"})}, fields=fields)
+    lang = Language("toy", tasks={"nap": Phrasing(("Nap on {item}.",))}, fields=fields)  # templates only
+    with pytest.raises(NotUnderstood, match="declares no meaning for the task kind 'nap'"):
+        RuleInterpreter(lang).interpret_task("Nap on the red mug.", "Ana", _home())
 
 
 # ---------------------------------------------------------------------------------------------- PyBullet
@@ -215,3 +344,34 @@ def test_a_pybullet_goal_is_scored_on_the_worlds_own_problem(pybullet_world):
     other = next(f.name for f in world.layout.furniture if f.name not in task.goal)
     wrong = task.goal.rsplit(" ", 1)[0] + f" {other})"
     assert scorer.score(wrong, task.goal)["correct"] is False
+
+
+# ---------------------------------------------------------------------------------------------- Context Matters
+def test_context_matters_renders_and_reads_its_tasks_from_one_declaration():
+    from servicerobot.envs.context_matters import goals
+
+    fill_in = {"room": "living room", "n": "three", "people": "people", "objects": "cup", "target": "coffee table"}
+    for domain, phrasing in goals.LANGUAGE.tasks.items():
+        assert goals.render_task(domain, "living_room", 3, "cup", "coffee_table") == \
+            phrasing.templates[0].format(**fill_in)
+        for template in phrasing.templates:  # every declared sentence is read back, room or not
+            read = goals.parse_task(template.format(**fill_in))
+            assert read.domain == domain, template
+            assert read.room == ("living_room" if "{room}" in template else None), template
+            if "{n}" in template:
+                assert read.requirements[-1 if domain == "office_setup" else 0].count == 3 or \
+                    read.requirements[1].count == 3, template
+    assert {"dining_setup", "general"} <= {d for d, p in goals.LANGUAGE.tasks.items() if len(p.templates) == 2}
+    source = inspect.getsource(goals.render_task) + inspect.getsource(goals.parse_task).split("raise")[0]
+    assert not re.search(r"set the table|laundry:|bring |assemble", source)  # no second copy of a sentence
+
+
+def test_a_template_reads_back_its_fields_literally():
+    from servicerobot.envs.language import template_regex
+
+    pattern = template_regex("bring {n} {objects}s to the {target}. ({n}?)", {"n": r"\d+", "objects": "[a-z ]+?",
+                                                                           "target": "[a-z ]+?"})
+    assert pattern.match("bring 2 cups to the desk. (2?)").groupdict() == {"n": "2", "objects": "cup",
+                                                                         "target": "desk"}
+    assert not pattern.match("bring 2 cups to the desk. (3?)")  # a field said twice says the same
+    assert not pattern.match("bring 2 cups to the desk! (2?)")

@@ -4,8 +4,9 @@ It is built from the `Language` the world declares (`servicerobot.envs.language`
 the same templates the world's task generator and people speak from, and knows nothing about the true world:
 it matches an utterance against every template, resolves each noun phrase against the robot's entity
 catalogue (and, to break ties, the retrieved facts), and maps the matched event or task kind to a delta or a
-PDDL goal: the meaning the language declares for the kind, filled with the entities the phrases name, or,
-for the household kinds whose meaning depends on memory, the household readings below. Text outside the
+PDDL goal: the meaning the language declares for the kind, filled with the entities the phrases name (and
+those the kind implies: the speaker, the bed of a room), a `p|q` predicate chosen by the domain's signatures.
+It holds no meaning of its own: every world's sentences mean what their declaration says. Text outside the
 templates is not understood (an empty update, or an error for a task). Honest label: this is template
 parsing, not language understanding.
 """
@@ -18,8 +19,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from servicerobot.envs.language import Language, Phrasing, fill
-from servicerobot.errors import ServiceRobotError
+from servicerobot.envs.language import IMPLIED_FORMS, Language, Phrasing, fill
+from servicerobot.errors import PDDLError, ServiceRobotError
 from servicerobot.language.base import Usage
 from servicerobot.language.interpreter import Context, QueryEdge, QueryGraph, QueryNode
 from servicerobot.memory.catalogue import entity_phrase
@@ -29,9 +30,8 @@ from servicerobot.pddl import Atom
 __all__ = ["NotUnderstood", "RuleInterpreter"]
 
 _FIELD = re.compile(r"\{(\w+)\}")
-_SPLIT = re.compile(r"(?<=[.?!]) (?:Also, |And |Oh, and )")
-_LOCATIONS = ("on", "inside", "held-by", "holding", "discarded", "item-on")
-_SURFACES = ("surface", "shelf", "bed")
+_CHOICE = re.compile(r"\(([\w-]+(?:\|[\w-]+)+) ")  # "(on|inside ": the predicate the domain's signatures pick
+_WHEN = re.compile(r"^\(when (\(.*?\)) (\(.*\))\)$")
 
 
 class NotUnderstood(ServiceRobotError, ValueError):
@@ -41,11 +41,12 @@ class NotUnderstood(ServiceRobotError, ValueError):
 @dataclass(frozen=True)
 class _Template:
     kind: str
+    phrasing: Phrasing
     text: str
     parts: tuple[tuple[bool, str], ...]  # (is_field, literal text or field name)
 
 
-def _compile(kind: str, template: str) -> _Template:
+def _compile(kind: str, phrasing: Phrasing, template: str) -> _Template:
     parts: list[tuple[bool, str]] = []
     pos = 0
     for m in _FIELD.finditer(template):
@@ -56,11 +57,11 @@ def _compile(kind: str, template: str) -> _Template:
         pos = m.end()
     if pos < len(template):
         parts.append((False, template[pos:].lower()))
-    return _Template(kind, template, tuple(parts))
+    return _Template(kind, phrasing, template, tuple(parts))
 
 
-def _compiled(phrasings: dict[str, Phrasing]) -> list[_Template]:
-    return [_compile(k, t) for k, p in phrasings.items() for t in p.templates]
+def _compiled(phrasings: Mapping[str, Phrasing]) -> list[_Template]:
+    return [_compile(k, p, t) for k, p in phrasings.items() for t in p.templates]
 
 
 class _Lexicon:
@@ -128,6 +129,7 @@ class _Lexicon:
 @dataclass
 class _Match:
     kind: str
+    phrasing: Phrasing
     template: str
     fields: dict[str, object]  # field -> resolved value (entity set, list of sets, or fixed word)
 
@@ -148,6 +150,8 @@ class RuleInterpreter:
         self.language = language
         self._events = _compiled(language.events)
         self._tasks = _compiled(language.tasks)
+        self._split = (re.compile(r"(?<=[.?!]) (?:" + "|".join(map(re.escape, language.joiners)) + ")")
+                       if language.joiners else None)
         self.usage = Usage()
         self._lexicon: tuple[Mapping, _Lexicon] | None = None
 
@@ -222,12 +226,13 @@ class RuleInterpreter:
         lex = self._lex(context.entities)
         who = speaker.strip().lower()
         out = []
-        for sentence in _SPLIT.split(text.strip()):
+        text = text.strip()
+        for sentence in (self._split.split(text) if self._split else [text]):
             sentence = sentence.strip().lower()
             for template in templates:
                 found = self._match(template, sentence, lex, who)
                 if found:
-                    out.append(_Match(template.kind, template.text, found[0]))
+                    out.append(_Match(template.kind, template.phrasing, template.text, found[0]))
                     break
             else:
                 if whole:
@@ -260,15 +265,14 @@ class RuleInterpreter:
         if not matches:
             raise NotUnderstood(f"no {self.language.name} event template matches {text!r}")
         lex = self._lex(context.entities)
-        speaker_entity = lex.people.get(speaker.strip().lower())
         facts = _FactView(context.facts)
         remove: set[Atom] = set()
         add: set[Atom] = set()
         for m in matches:
-            if self.language.events[m.kind].declared:
-                r, a = self._declared_delta(m, facts, context, lex)
-            else:
-                r, a = self._event_delta(m, speaker_entity, facts, context, lex)
+            phrasing = self._meaning(m, "event", "`add`/`remove`")
+            names = self._bind(m, lambda n, p=phrasing, f=facts: sum(map(len, _changes(p, n, f, context))),
+                               speaker, facts, context, lex)
+            r, a = _changes(phrasing, names, facts, context)
             facts = facts.apply(r, a)
             remove |= r - add
             add = (add - r) | a
@@ -280,12 +284,10 @@ class RuleInterpreter:
             raise NotUnderstood(f"no {self.language.name} task template matches {text!r}")
         lex = self._lex(context.entities)
         facts = _FactView(context.facts)
-        phrasing = self.language.tasks[matches[0].kind]
-        if phrasing.declared:
-            names = self._bind(matches[0], [phrasing.goal], facts, context, lex)
-            return fill(phrasing.goal, names)
-        speaker_entity = lex.people.get(speaker.strip().lower())
-        return self._task_goal(matches[0], speaker_entity, facts, context, lex)
+        phrasing = self._meaning(matches[0], "task", "`goal`")
+        names = self._bind(matches[0], lambda n: _news(_choose(fill(phrasing.goal, n), context), facts),
+                           speaker, facts, context, lex)
+        return _choose(fill(phrasing.goal, names), context)
 
     def select_entities(self, text: str, speaker: str, context: Context, limit: int = 40) -> list[str]:
         lex = self._lex(context.entities)
@@ -303,25 +305,27 @@ class RuleInterpreter:
         return list(dict.fromkeys(names))[:limit]
 
     def query_graph(self, text: str, speaker: str, context: Context) -> QueryGraph:
-        """One node per noun phrase of the matched template; "the X in the Y" adds an in-room edge."""
+        """One node per noun phrase of the matched template (typed by the field's name where that is a domain
+        type, else by its role, else by the entity's catalogue type), one per thing the kind is declared to be
+        `about`; "the X in the Y" adds an in-room edge."""
         nodes: list[QueryNode] = []
         edges: list[QueryEdge] = []
         low = text.strip().lower()
         templates = self._tasks if self.classify(text, speaker, context) == "task" else self._events
         matches = self._read(text, speaker, context, templates) or self._read(text, speaker, context,
                                                                               self._events + self._tasks)
-        kinds = {"item": "item", "items": "item", "dest": "fixture", "src": "fixture", "sink": "sink",
-                 "container": "container", "bed": "bed", "fridge": "fridge", "shelf": "shelf", "room": "room",
-                 "person": "person", "actor": "person"}
+        types = context.domain.types
         for m in matches:
             for fld, value in m.fields.items():
-                if fld not in kinds and self.language.fields.get(fld) not in ("item", "fixture", "room", "person"):
+                if isinstance(value, str):  # a word that names nothing
                     continue
-                groups = value if isinstance(value, list) else [value]
-                for g in groups:
+                role = self.language.fields.get(fld)
+                role = "item" if role == "items" else role  # "the mug and the plate": each an item
+                declared = fld if fld in types else role if role in types else None
+                for g in value if isinstance(value, list) else [value]:
                     for name in sorted(g)[:1]:
                         phrase = entity_phrase(context.entities[name])
-                        kind = kinds.get(fld) or str(context.entities[name].get("type", "thing"))
+                        kind = declared or str(context.entities[name].get("type", "thing"))
                         if any(n.text == phrase and n.type == kind for n in nodes):
                             continue
                         node = QueryNode(f"n{len(nodes)}", phrase, kind)
@@ -331,145 +335,147 @@ class RuleInterpreter:
                             rid = f"n{len(nodes)}"
                             nodes.append(QueryNode(rid, room, "room"))
                             edges.append(QueryEdge(node.id, "in-room", rid))
-            if m.kind in ("wash_dishes",):
-                nodes.append(QueryNode(f"n{len(nodes)}", "dirty dishes", "dish"))
-            elif m.kind == "discard_broken":
-                nodes.append(QueryNode(f"n{len(nodes)}", "broken items", "item"))
-            elif m.kind == "lights_off":
-                nodes.append(QueryNode(f"n{len(nodes)}", "lights", "light"))
-                nodes.append(QueryNode(f"n{len(nodes)}", "sinks", "sink"))
-            elif m.kind == "organise_shelf":
-                nodes.append(QueryNode(f"n{len(nodes)}", "books", "book"))
+            for words, typ in m.phrasing.about.items():
+                nodes.append(QueryNode(f"n{len(nodes)}", words, typ))
         # What a person reports usually concerns themselves too ("I'm going to ...").
         if speaker.strip() and not any(n.text.lower() == speaker.strip().lower() for n in nodes):
             nodes.append(QueryNode(f"n{len(nodes)}", speaker.strip(), "person"))
         return QueryGraph(tuple(nodes), tuple(edges))
 
     # ------------------------------------------------------------------ semantics
-    def _bind(self, m: _Match, patterns: list[str], facts: _FactView, context: Context,
+    def _meaning(self, m: _Match, what: str, parts: str) -> Phrasing:
+        if not m.phrasing.declared:
+            raise NotUnderstood(f"the {self.language.name} language declares no meaning for the {what} kind "
+                                f"{m.kind!r}; declare its {parts} beside its templates")
+        return m.phrasing
+
+    def _bind(self, m: _Match, news, speaker: str, facts: _FactView, context: Context,
               lex: _Lexicon) -> dict[str, str | list[str]]:
-        """Entity names for a reading's fields, for a kind whose meaning the language declares: each phrase's
-        candidates narrowed to the room the sentence names, then the choice under which the meaning is most
-        news to memory (goal literals not yet believed) and whose entities memory relates most ("the mug
+        """Entity names for a reading's fields, said or implied: each phrase's candidates narrowed to the room
+        the sentence names, then the choice under which the meaning is most news to memory (`news` counts
+        it; a choice the domain's signatures refuse is out) and whose entities memory relates most ("the mug
         from the desk"), then the first by name."""
         roles = self.language.fields
-        rooms = set().union(*(v for f, v in m.fields.items() if roles.get(f) == "room" and isinstance(v, set)))
-        names: dict[str, str | list[str]] = {f: v for f, v in m.fields.items() if isinstance(v, str)}
+        values = dict(m.fields)
+        for f, form in m.phrasing.implied.items():
+            if f not in values:
+                try:
+                    values[f] = _implied(form, m, speaker, facts, context, lex)
+                except NotUnderstood:
+                    if f in m.phrasing.meant():  # else it only helps to choose: read without it
+                        raise
+        rooms = set().union(*(v for f, v in values.items() if roles.get(f) == "room" and isinstance(v, set)))
+        names: dict[str, str | list[str]] = {f: v for f, v in values.items() if isinstance(v, str)}
         choices: dict[str, list[str]] = {}
-        for f, v in m.fields.items():
+        for f, v in values.items():
             if isinstance(v, set):
                 cands = sorted(v)
                 if rooms and roles.get(f) != "room":
-                    cands = [c for c in cands if _in_rooms(c, rooms, facts, lex, context)] or cands
+                    cands = [c for c in cands if _in_rooms(c, rooms, facts, lex)] or cands
                 choices[f] = cands
+        groups = {f: [min(g) for g in v] for f, v in values.items() if isinstance(v, list)}
         order = list(choices)
         best: tuple | None = None
+        refused: NotUnderstood | None = None
         for combo in itertools.islice(itertools.product(*(choices[f] for f in order)), 512):
             bound = dict(zip(order, combo))
-            groups = {f: [min(g) for g in v] for f, v in m.fields.items() if isinstance(v, list)}
-            score = (_news(patterns, {**names, **bound, **groups}, facts), _links(set(combo), facts))
+            try:
+                score = (news({**names, **bound, **groups}), _links(set(combo), facts))
+            except NotUnderstood as exc:
+                refused = exc
+                continue
             if best is None or score > best[0]:
                 best = (score, bound)
+        if best is None and refused is not None:
+            raise refused
         names.update(best[1] if best else {})
-        for f, v in m.fields.items():  # a list of phrases ("the mug and the plate"): each its own choice
+        for f, v in values.items():  # a list of phrases ("the mug and the plate"): each its own choice
             if isinstance(v, list):
                 chosen: list[str] = []
                 for i, group in enumerate(v):
                     rest = [min(g) for g in v[i + 1:]]
-                    chosen.append(_pick_item(group, facts, lambda c, f=f, before=list(chosen), rest=rest: _news(
-                        patterns, {**names, f: [*before, c, *rest]}, facts)))
-                names[f] = chosen
+                    chosen.append(_best(group, lambda c, f=f, before=list(chosen), rest=rest: news(
+                        {**names, **groups, f: [*before, c, *rest]})))
+                names[f] = groups[f] = chosen
         return names
 
-    def _declared_delta(self, m: _Match, facts: _FactView, context: Context,
-                        lex: _Lexicon) -> tuple[set[Atom], set[Atom]]:
-        """The event's declared meaning: the atoms it adds, and the believed atoms its `remove` patterns match."""
-        phrasing = self.language.events[m.kind]
-        names = self._bind(m, [*phrasing.add, *phrasing.remove], facts, context, lex)
-        add = {Atom.parse(fill(a, names)) for a in phrasing.add}
-        remove: set[Atom] = set()
-        for pattern in phrasing.remove:
-            predicate, *args = fill(pattern, names).strip("()").split()
-            remove |= {a for a in facts.facts if a.predicate == predicate and len(a.args) == len(args)
-                       and all(w in ("?", x) for w, x in zip(args, a.args))}
-        return _strict(remove, add, facts)
 
-    def _event_delta(self, m: _Match, speaker: str | None, facts: _FactView, context: Context,
-                     lex: _Lexicon) -> tuple[set[Atom], set[Atom]]:
-        f = m.fields
-        actor = _one(f["actor"]) if "actor" in f else speaker
-        kind = m.kind
-        item = _pick_item(f.get("item"), facts, _event_preference(kind, f, actor, facts))
-        if kind in ("move", "put_back", "warm"):
-            dest = _one(f["dest"])
-            remove = set(facts.location(item))
-            if kind == "warm":
-                remove |= {a for a in facts.about(item) if a.predicate == "cold"}
-            add = {_place(item, dest, context)}
-            if kind != "warm" and Atom("chills", (dest,)) in facts:
-                add.add(Atom("cold", (item,)))
-            return _strict(remove, add, facts)
-        if kind == "move_partial":
-            src = _one(f["src"])
-            return _strict({a for a in facts.location(item) if a.args[-1] == src}, set(), facts)
-        if kind == "take":
-            return _strict(set(facts.location(item)), {Atom("held-by", (item, actor))}, facts)
-        flag = {"dirty": ("dirty", True), "soil": ("dirty", True), "clean": ("dirty", False),
-                "break": ("broken", True), "unmake": ("made", False), "open": ("closed", False),
-                "close": ("closed", True), "faucet_on": ("faucet-on", True), "faucet_off": ("faucet-on", False),
-                "light_on": ("light-on", True), "light_off": ("light-on", False)}
-        if kind in flag:
-            predicate, on = flag[kind]
-            if kind.startswith("light"):
-                target = _light_in(_one(f["room"]), context, lex)
-            else:
-                target = item or _one(f.get("sink") or f.get("container") or f.get("bed"))
-            atom = Atom(predicate, (target,))
-            return _strict(set() if on else {atom}, {atom} if on else set(), facts)
-        if kind == "go":
-            room = _one(f["room"])
-            return _strict({a for a in facts.about(actor) if a.predicate == "in-room" and a.args[0] == actor},
-                           {Atom("in-room", (actor, room))}, facts)
-        raise NotUnderstood(f"event kind {kind!r} has no meaning in the rule interpreter")
+def _implied(form: str, m: _Match, speaker: str, facts: _FactView, context: Context, lex: _Lexicon):
+    """What an implied field stands for (`IMPLIED_FORMS`): the speaker, the first thing of a type (in the
+    room the sentence names), or every item of a type memory places in that room (a list)."""
+    found = IMPLIED_FORMS.match(form)
+    if found.group("speaker"):
+        person = lex.people.get(speaker.strip().lower())
+        if person is None:
+            raise NotUnderstood(f"who is {speaker!r}? no person of that name is known")
+        return {person}
+    typ, room_field = found.group("type"), found.group("room")
+    room = min(m.fields[room_field]) if room_field else None
+    of_type = sorted(n for n, e in context.entities.items() if e.get("type") == typ)
+    if found.group("quantifier") == "every":
+        chosen = [n for n in of_type if room is None or _room_of(n, facts, lex) == room]
+        if not chosen:
+            raise NotUnderstood(f"no {typ} is known to be in {room}" if room else f"no {typ} is known")
+        return [{n} for n in chosen]
+    if room is not None:
+        of_type = [n for n in of_type if lex.fixture_room.get(n) == room]
+    if not of_type:
+        raise NotUnderstood(f"no {typ} is known in {room}" if room else f"no {typ} is known")
+    return {of_type[0]}
 
-    def _task_goal(self, m: _Match, speaker: str | None, facts: _FactView, context: Context,
-                   lex: _Lexicon) -> str:
-        f = m.fields
-        kind = m.kind
-        if kind == "pick_place":
-            dest = _one(f["dest"])
-            item = _pick_item(f["item"], facts, lambda c: _place(c, dest, context) not in facts)
-            return str(_place(item, dest, context))
-        if kind in ("hand_over", "hand_over_me"):
-            person = _one(f["person"]) if "person" in f else speaker
-            if person is None:
-                raise NotUnderstood(f"who is {speaker!r}? no person of that name is known")
-            item = _pick_item(f["item"], facts, lambda c: Atom("held-by", (c, person)) not in facts)
-            return str(Atom("held-by", (item, person)))
-        if kind == "wash_dishes":
-            return "(forall (?d - dish) (or (not (dirty ?d)) (discarded ?d)))"
-        if kind == "discard_broken":
-            return "(forall (?i - item) (imply (broken ?i) (discarded ?i)))"
-        if kind == "lights_off":
-            return "(and (forall (?l - light) (not (light-on ?l))) (forall (?s - sink) (not (faucet-on ?s))))"
-        if kind == "make_bed":
-            bed = _one(f["bed"]) if "bed" in f else _fixture_in(_one(f["room"]), "bed", context, lex)
-            return str(Atom("made", (bed,)))
-        if kind == "keep_cold":
-            fridge = _one(f["fridge"]) if "fridge" in f else _first_of_type("fridge", context)
-            items = [_pick_item(g, facts, lambda c: Atom("cold", (c,)) not in facts) for g in f["items"]]
-            return _conj([f"(inside {i} {fridge})" for i in items] + [f"(cold {i})" for i in items])
-        if kind == "laundry":
-            items = [_pick_item(g, facts, lambda c: Atom("dirty", (c,)) in facts) for g in f["items"]]
-            return _conj([f"(not (dirty {i}))" for i in items] + [f"(not (wet {i}))" for i in items])
-        if kind == "organise_shelf":
-            shelf, room = _one(f["shelf"]), _one(f["room"])
-            books = sorted(b for b, e in context.entities.items() if e.get("type") == "book"
-                           and _room_of(b, facts, lex) == room and not facts.held_by_someone(b))
-            if not books:
-                raise NotUnderstood(f"no books are known to be in {room}")
-            return _conj([f"(on {b} {shelf})" for b in books])
-        raise NotUnderstood(f"task kind {kind!r} has no meaning in the rule interpreter")
+
+def _choose(text: str, context: Context) -> str:
+    """`text` with each `(p|q args)` literal given the first predicate whose signature in the domain takes its
+    arguments' catalogue types."""
+    def pick(found: re.Match) -> str:
+        args = _args_after(text, found.end())
+        for predicate in found.group(1).split("|"):
+            if _fits(predicate, args, context):
+                return f"({predicate} "
+        raise NotUnderstood(f"none of {found.group(1).split('|')} takes {args} in the {context.domain.name} domain")
+
+    return _CHOICE.sub(pick, text)
+
+
+def _args_after(text: str, pos: int) -> list[str]:
+    return text[pos:text.index(")", pos)].split()
+
+
+def _fits(predicate: str, args: list[str], context: Context) -> bool:
+    signature = context.domain.predicates.get(predicate)
+    if signature is None or signature.arity != len(args):
+        return False
+    for arg, (_, typ) in zip(args, signature.params):
+        own = context.entities.get(arg, {}).get("type")
+        try:
+            if own is None or not context.domain.types.is_subtype(str(own), typ):
+                return False
+        except PDDLError:  # a catalogue type the domain does not declare
+            return False
+    return True
+
+
+def _changes(phrasing: Phrasing, names: Mapping, facts: _FactView, context: Context) -> tuple[set[Atom], set[Atom]]:
+    """An event's declared meaning under `names`: the atoms it adds (a `when` one if memory believes its
+    condition), and the believed atoms its `remove` patterns match; only what changes."""
+    add: set[Atom] = set()
+    for pattern in phrasing.add:
+        literal = fill(pattern, names)
+        when = _WHEN.match(literal)
+        if when:
+            if Atom.parse(_choose(when.group(1), context)) not in facts:
+                continue
+            literal = when.group(2)
+        add.add(Atom.parse(_choose(literal, context)))
+    remove: set[Atom] = set()
+    for pattern in phrasing.remove:
+        predicates, *args = fill(pattern, names).strip("()").split()
+        allowed = set(predicates.split("|"))
+        known = [x for x in args if x != "?"]
+        pool = facts.about(known[0]) if known else facts.facts
+        remove |= {a for a in pool if a.predicate in allowed and len(a.args) == len(args)
+                   and all(w in ("?", x) for w, x in zip(args, a.args))}
+    return _strict(remove, add, facts)
 
 
 class _FactView:
@@ -488,72 +494,28 @@ class _FactView:
     def about(self, entity: str) -> list[Atom]:
         return sorted(self.by_arg.get(entity, ()))
 
-    def location(self, item: str) -> list[Atom]:
-        return [a for a in self.about(item) if a.predicate in _LOCATIONS
-                and a.args[1 if a.predicate == "holding" else 0] == item]
-
-    def held_by_someone(self, item: str) -> bool:
-        return any(a.predicate in ("held-by", "holding") for a in self.location(item))
-
     def apply(self, remove: set[Atom], add: set[Atom]) -> _FactView:
         return _FactView((self.facts - remove) | add)
 
 
-def _one(value) -> str:
-    return min(value) if isinstance(value, set) else value
-
-
-def _pick_item(candidates, facts: _FactView, prefer=None) -> str | None:
-    """One entity for an item phrase ("the frying pan" may name several): the candidate that makes the
-    sentence most plausible given memory (`prefer` scores it, higher is better), then the first by name."""
-    if candidates is None:
-        return None
+def _best(candidates, score) -> str:
+    """The candidate `score` rates highest, then the first by name."""
     ordered = sorted(candidates)
-    if len(ordered) > 1 and prefer is not None:
-        return max(ordered, key=lambda c: (prefer(c), [-ord(ch) for ch in c]))
+    if len(ordered) > 1:
+        return max(ordered, key=lambda c: (score(c), [-ord(ch) for ch in c]))
     return ordered[0]
-
-
-def _event_preference(kind: str, fields: dict, actor: str | None, facts: _FactView):
-    """How plausible it is that an event of `kind` involved a candidate item, given memory."""
-    src = fields.get("src") or set()
-
-    def where(c):
-        return {a.args[-1] if a.predicate != "holding" else "robot" for a in facts.location(c)}
-
-    def score(c: str) -> int:
-        loc = where(c)
-        dirty, broken = Atom("dirty", (c,)) in facts, Atom("broken", (c,)) in facts
-        if kind in ("move", "move_partial", "take") and src:
-            return 2 if loc & src else 0
-        if kind in ("move", "put_back") and actor:
-            return 2 if actor in loc else (0 if "robot" in loc or not loc else 1)
-        if kind == "warm":
-            return 2 if Atom("cold", (c,)) in facts and any(Atom("chills", (f,)) in facts for f in loc) else 0
-        if kind in ("dirty", "soil"):
-            return 0 if dirty else 1
-        if kind == "clean":
-            return 1 if dirty else 0
-        if kind == "break":
-            return 0 if broken else 1
-        if kind == "take":
-            return 0 if facts.held_by_someone(c) else 1
-        return 0
-
-    return score
 
 
 _LITERAL = re.compile(r"(\(not )?\(([\w-]+)((?: [\w?-]+)*)\)")
 
 
-def _news(patterns: list[str], names: Mapping, facts: _FactView) -> int:
-    """How many literals of the filled meaning patterns memory does not believe yet."""
+def _news(goal: str, facts: _FactView) -> int:
+    """How many literals of a filled goal memory does not believe yet."""
     count = 0
-    for pattern in patterns:
-        for neg, pred, args in _LITERAL.findall(fill(pattern, names)):
-            atom = Atom(pred, tuple(args.split()))
-            if not any(x.startswith("?") for x in atom.args) and (atom in facts) == bool(neg):
-                count += 1
+    for neg, pred, args in _LITERAL.findall(goal):
+        atom = Atom(pred, tuple(args.split()))
+        if not any(x.startswith("?") for x in atom.args) and (atom in facts) == bool(neg):
+            count += 1
     return count
 
 
@@ -563,9 +525,9 @@ def _links(entities: set[str], facts: _FactView) -> int:
                and a.args[1] in entities)
 
 
-def _in_rooms(entity: str, rooms: set[str], facts: _FactView, lex: _Lexicon, context: Context) -> bool:
-    """Whether memory places `entity` in one of `rooms`: a fixture of the room, an item in it or on or in a
-    fixture of it."""
+def _in_rooms(entity: str, rooms: set[str], facts: _FactView, lex: _Lexicon) -> bool:
+    """Whether memory places `entity` in one of `rooms`: a fixture of the room, in the room, or related to a
+    fixture of it (on it, inside it)."""
     if lex.fixture_room.get(entity) in rooms:
         return True
     for a in facts.about(entity):
@@ -573,45 +535,19 @@ def _in_rooms(entity: str, rooms: set[str], facts: _FactView, lex: _Lexicon, con
             continue
         if a.predicate == "in-room" and a.args[1] in rooms:
             return True
-        if a.predicate in _LOCATIONS and lex.fixture_room.get(a.args[1]) in rooms:
+        if lex.fixture_room.get(a.args[1]) in rooms:
             return True
     return False
 
 
-def _place(item: str, fixture: str, context: Context) -> Atom:
-    typ = context.entities[fixture].get("type")
-    return Atom("on" if typ in _SURFACES else "inside", (item, fixture))
-
-
-def _first_of_type(typ: str, context: Context) -> str:
-    found = sorted(n for n, e in context.entities.items() if e.get("type") == typ)
-    if not found:
-        raise NotUnderstood(f"no {typ} is known")
-    return found[0]
-
-
-def _light_in(room: str, context: Context, lex: _Lexicon) -> str:
-    return _fixture_in(room, "light", context, lex)
-
-
-def _fixture_in(room: str, typ: str, context: Context, lex: _Lexicon) -> str:
-    found = sorted(n for n, r in lex.fixture_room.items() if r == room and context.entities[n].get("type") == typ)
-    if not found:
-        raise NotUnderstood(f"no {typ} is known in {room}")
-    return found[0]
-
-
 def _room_of(entity: str, facts: _FactView, lex: _Lexicon) -> str | None:
-    for a in facts.location(entity):
-        if a.predicate in ("on", "inside"):
-            return lex.fixture_room.get(a.args[1])
+    """The room of the first fixture memory relates `entity` to (what it is on or inside), if any."""
+    for a in facts.about(entity):
+        if len(a.args) == 2 and a.args[0] == entity and a.args[1] in lex.fixture_room:
+            return lex.fixture_room[a.args[1]]
     return None
 
 
 def _strict(remove: set[Atom], add: set[Atom], facts: _FactView) -> tuple[set[Atom], set[Atom]]:
     """Only what changes: remove what is believed, add what is not."""
     return {a for a in remove if a in facts and a not in add}, {a for a in add if a not in facts}
-
-
-def _conj(parts: list[str]) -> str:
-    return parts[0] if len(parts) == 1 else "(and " + " ".join(parts) + ")"

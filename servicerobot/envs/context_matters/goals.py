@@ -1,6 +1,8 @@
 """The controlled English of Context Matters tasks and its structured reading: `TaskGoal` = requirements.
 
-Six domains (CM's five plus a general one). Each task sentence names what must hold as requirements:
+Six domains (CM's five plus a general one), their sentences declared once in `LANGUAGE` (a
+`servicerobot.envs.language.Language`): `render_task` says the first template of a domain, `parse_task` reads
+a sentence back with the same templates. Each task sentence names what must hold as requirements:
 a relation (`on`, `inside`, `discarded`, `clean`, `dry`), the object classes that fill it, how many
 (or every matching object in a room), the target fixture class, and an importance weight. The PDDL
 literal of each filled slot is fixed by the relation: `(on x t)`, `(inside x t)`, `(discarded x)`,
@@ -9,9 +11,9 @@ literal of each filled slot is fixed by the relation: `(on x t)`, `(inside x t)`
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from servicerobot.envs.language import Language, Phrasing, template_regex
 from servicerobot.errors import ServiceRobotError
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "DOMAINS",
     "GENERAL_CLASSES",
     "GENERAL_TARGETS",
+    "LANGUAGE",
     "TRASH",
     "GoalFormatError",
     "Requirement",
@@ -101,48 +104,52 @@ def _key(words: str) -> str:
     return "_".join(words.strip().lower().split())
 
 
-def _plural(class_: str) -> str:
-    return _words(class_) + "s"
-
-
 def _count(n: int) -> str:
     return _WORDS.get(n, str(n))
 
 
+def _with_and_without_room(*templates: str) -> tuple[str, ...]:
+    """Each template, then the same without its " in the {room}" (a task may leave the room unsaid)."""
+    return templates + tuple(t.replace(" in the {room}", "") for t in templates)
+
+
+LANGUAGE = Language(
+    "context_matters",
+    tasks={
+        "dining_setup": Phrasing(_with_and_without_room("set the table in the {room} for {n} {people}")),
+        "house_cleaning": Phrasing(("clean the {room}: throw away the trash and wash the dirty dishes",)),
+        "office_setup": Phrasing(_with_and_without_room(
+            "set up the office in the {room}: put the laptop on the desk, {n} books on the bookshelf and the pen "
+            "in the chest of drawers")),
+        "laundry": Phrasing(("do the laundry: wash and dry the dirty clothes in the {room}",)),
+        "pc_assembly": Phrasing(_with_and_without_room(
+            "assemble the computer in the {room}: put the computer, the monitor, the keyboard and the mouse on "
+            "the desk")),
+        "general": Phrasing(_with_and_without_room("bring {n} {objects}s to the {target} in the {room}")),
+    },
+    fields={"room": "class", "objects": "class", "target": "class", "n": "number",
+            "people": ("people", "persons", "person")},
+)
+"""The six domains' task sentences, in the order `parse_task` tries them (a domain's template with the room
+first). Their meaning is not a pattern over entities: `parse_task` reads a sentence into `Requirement`s over
+object classes (`_requirements`, below), which the relaxation planners ground in a scene."""
+
+_FIELD_PATTERNS = {"room": "[a-z ]+?", "objects": "[a-z ]+?", "target": "[a-z ]+?",
+                   "n": r"\d+|" + "|".join(_NUMBERS), "people": "|".join(LANGUAGE.fields["people"])}
+_PATTERNS = {domain: tuple(template_regex(t, _FIELD_PATTERNS) for t in phrasing.templates)
+             for domain, phrasing in LANGUAGE.tasks.items()}
+
+
 def render_task(domain: str, room: str, n: int = 1, class_: str | None = None, target: str | None = None) -> str:
-    """The task sentence of a domain (see `parse_task` for the requirements it stands for)."""
-    where = _words(room)
-    if domain == "dining_setup":
-        return f"set the table in the {where} for {_count(n)} people"
-    if domain == "house_cleaning":
-        return f"clean the {where}: throw away the trash and wash the dirty dishes"
-    if domain == "office_setup":
-        return (f"set up the office in the {where}: put the laptop on the desk, {_count(n)} books on the "
-                "bookshelf and the pen in the chest of drawers")
-    if domain == "laundry":
-        return f"do the laundry: wash and dry the dirty clothes in the {where}"
-    if domain == "pc_assembly":
-        return (f"assemble the computer in the {where}: put the computer, the monitor, the keyboard and the "
-                "mouse on the desk")
-    if domain == "general":
-        if class_ is None or target is None:
-            raise GoalFormatError("a general task needs the object class and the target")
-        return f"bring {_count(n)} {_plural(class_)} to the {_words(target)} in the {where}"
-    raise GoalFormatError(f"unknown domain {domain!r}; domains are {DOMAINS}")
-
-
-_ROOM = r"(?: in the (?P<room>[a-z ]+?))?"
-_N = r"(?P<n>\d+|" + "|".join(_NUMBERS) + r")"
-_PATTERNS = {
-    "dining_setup": re.compile(rf"^set the table{_ROOM} for {_N} (?:people|persons|person)$"),
-    "house_cleaning": re.compile(r"^clean the (?P<room>[a-z ]+?): throw away the trash and wash the dirty dishes$"),
-    "office_setup": re.compile(rf"^set up the office{_ROOM}: put the laptop on the desk, {_N} books on the "
-                               r"bookshelf and the pen in the chest of drawers$"),
-    "laundry": re.compile(r"^do the laundry: wash and dry the dirty clothes in the (?P<room>[a-z ]+?)$"),
-    "pc_assembly": re.compile(rf"^assemble the computer{_ROOM}: put the computer, the monitor, the keyboard "
-                              r"and the mouse on the desk$"),
-    "general": re.compile(rf"^bring {_N} (?P<objects>[a-z ]+?)s to the (?P<target>[a-z ]+?){_ROOM}$"),
-}
+    """The task sentence of a domain: its first template in `LANGUAGE` (see `parse_task` for the requirements
+    it stands for)."""
+    if domain not in LANGUAGE.tasks:
+        raise GoalFormatError(f"unknown domain {domain!r}; domains are {DOMAINS}")
+    if domain == "general" and (class_ is None or target is None):
+        raise GoalFormatError("a general task needs the object class and the target")
+    template = LANGUAGE.tasks[domain].templates[0]
+    return template.format(room=_words(room), n=_count(n), people=LANGUAGE.fields["people"][0],
+                           objects=_words(class_ or ""), target=_words(target or ""))
 
 
 def parse_task(text: str) -> TaskGoal:
@@ -152,8 +159,8 @@ def parse_task(text: str) -> TaskGoal:
         GoalFormatError: the sentence matches none of the six domains' forms (free text needs the LLM path).
     """
     clean = " ".join(text.strip().rstrip(".").lower().split())
-    for domain, pattern in _PATTERNS.items():
-        match = pattern.match(clean)
+    for domain, patterns in _PATTERNS.items():
+        match = next(filter(None, (pattern.match(clean) for pattern in patterns)), None)
         if match:
             groups = match.groupdict()
             room = _key(groups["room"]) if groups.get("room") else None

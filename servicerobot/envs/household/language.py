@@ -1,11 +1,15 @@
-"""How people in the household talk: noun phrases for entities and sentence templates for events and tasks.
+"""How people in the household talk: noun phrases for entities, sentence templates for events and tasks, and
+what each kind of sentence means.
 
 Every sentence comes from one template table (`EVENT_TEMPLATES`, `TASK_TEMPLATES`), so tests can check
-that a generated utterance matches one of the declared phrasings. Templates use `str.format` fields.
+that a generated utterance matches one of the declared phrasings. Templates use `str.format` fields. What each
+kind means (`EVENT_MEANINGS`, `TASK_MEANINGS`: the pattern forms of `servicerobot.envs.language`) is declared
+beside them, and `LANGUAGE` joins the two: the rule interpreter is built from it.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from string import Formatter
 
 import numpy as np
@@ -14,8 +18,10 @@ from servicerobot.envs.language import Language, Phrasing
 from servicerobot.scenes.household import HouseholdScene
 
 __all__ = [
+    "EVENT_MEANINGS",
     "EVENT_TEMPLATES",
     "LANGUAGE",
+    "TASK_MEANINGS",
     "TASK_TEMPLATES",
     "Describer",
     "capitalize",
@@ -167,18 +173,68 @@ TASK_TEMPLATES: dict[str, tuple[str, ...]] = {
 }
 
 
+_PLACE = "(on|inside {item} {dest})"  # on a surface, inside a container: the domain's signatures decide
+_WHEREVER = ("(on|inside|held-by {item} ?)", "(holding ? {item})", "(discarded {item})")  # where it was
+_SPEAKER = {"actor": "{speaker}"}  # "I put ...": the person speaking did it
+
+EVENT_MEANINGS: dict[str, Phrasing] = {  # kind -> its meaning (the templates are EVENT_TEMPLATES')
+    "move": Phrasing((), remove=_WHEREVER, add=(_PLACE, "(when (chills {dest}) (cold {item}))"), implied=_SPEAKER),
+    "move_partial": Phrasing((), remove=("(on|inside {item} {src})",)),
+    "dirty": Phrasing((), add=("(dirty {item})",)),
+    "clean": Phrasing((), remove=("(dirty {item})",)),
+    "break": Phrasing((), add=("(broken {item})",)),
+    "light_on": Phrasing((), add=("(light-on {light})",), implied={"light": "the light in {room}"}),
+    "light_off": Phrasing((), remove=("(light-on {light})",), implied={"light": "the light in {room}"}),
+    "faucet_on": Phrasing((), add=("(faucet-on {sink})",)),
+    "faucet_off": Phrasing((), remove=("(faucet-on {sink})",)),
+    "open": Phrasing((), remove=("(closed {container})",)),
+    "close": Phrasing((), add=("(closed {container})",)),
+    "take": Phrasing((), remove=_WHEREVER, add=("(held-by {item} {actor})",), implied=_SPEAKER),
+    "put_back": Phrasing((), remove=_WHEREVER, add=(_PLACE, "(when (chills {dest}) (cold {item}))"),
+                         implied=_SPEAKER),
+    "unmake": Phrasing((), remove=("(made {bed})",)),
+    "warm": Phrasing((), remove=(*_WHEREVER, "(cold {item})"), add=(_PLACE,)),
+    "soil": Phrasing((), add=("(dirty {item})",)),
+    "go": Phrasing((), remove=("(in-room {actor} ?)",), add=("(in-room {actor} {room})",), implied=_SPEAKER),
+}
+
+TASK_MEANINGS: dict[str, Phrasing] = {  # kind -> its meaning (the templates are TASK_TEMPLATES')
+    "pick_place": Phrasing((), goal=_PLACE),
+    "hand_over_me": Phrasing((), goal="(held-by {item} {person})", implied={"person": "{speaker}"}),
+    "hand_over": Phrasing((), goal="(held-by {item} {person})"),
+    "wash_dishes": Phrasing((), goal="(forall (?d - dish) (or (not (dirty ?d)) (discarded ?d)))",
+                            about={"dirty dishes": "dish"}),
+    "make_bed": Phrasing((), goal="(made {bed})", implied={"bed": "the bed in {room}"}),
+    "discard_broken": Phrasing((), goal="(forall (?i - item) (imply (broken ?i) (discarded ?i)))",
+                               about={"broken items": "item"}),
+    "keep_cold": Phrasing((), goal="(and (inside {items} {fridge}) (cold {items}))",
+                          implied={"fridge": "the fridge"}),
+    "lights_off": Phrasing((), goal="(and (forall (?l - light) (not (light-on ?l))) "
+                                    "(forall (?s - sink) (not (faucet-on ?s))))",
+                           about={"lights": "light", "sinks": "sink"}),
+    "laundry": Phrasing((), goal="(and (not (dirty {items})) (not (wet {items})))"),
+    "organise_shelf": Phrasing((), goal="(on {books} {shelf})", implied={"books": "every book in {room}"},
+                               about={"books": "book"}),
+}
+
+
+def _declared(templates: dict[str, tuple[str, ...]], meanings: dict[str, Phrasing]) -> dict[str, Phrasing]:
+    """Each kind's templates with its meaning."""
+    return {kind: replace(meanings[kind], templates=t) for kind, t in templates.items()}
+
+
 LANGUAGE = Language(
     "household",
-    tasks={kind: Phrasing(templates) for kind, templates in TASK_TEMPLATES.items()},
-    events={kind: Phrasing(templates) for kind, templates in EVENT_TEMPLATES.items()},
+    tasks=_declared(TASK_TEMPLATES, TASK_MEANINGS),
+    events=_declared(EVENT_TEMPLATES, EVENT_MEANINGS),
     fields={"item": "item", "items": "items", "dest": "fixture", "src": "fixture", "sink": "fixture",
-            "container": "fixture", "bed": "fixture", "fridge": "fixture", "shelf": "fixture", "room": "room",
-            "actor": "person", "person": "person", "prep": ("on", "in"), "prep_src": ("on", "in"),
-            "be": ("is", "are"), "them": ("it", "them"), "need": ("needs", "need")},
+            "container": "fixture", "bed": "fixture", "fridge": "fixture", "shelf": "fixture", "light": "fixture",
+            "books": "items", "room": "room", "actor": "person", "person": "person", "prep": ("on", "in"),
+            "prep_src": ("on", "in"), "be": ("is", "are"), "them": ("it", "them"), "need": ("needs", "need")},
+    joiners=("Also, ", "And ", "Oh, and "),
 )
-"""The household world's sentences as a `Language` (AI2-THOR's and Habitat's worlds are household worlds and
-speak it too); the meanings are the rule interpreter's household readings, which work out from memory what a
-phrase stands for (the bed of a room, the books in a room, `on` or `inside` by the fixture)."""
+"""The household world's sentences and what each means, as a `Language` (AI2-THOR's and Habitat's worlds are
+household worlds and speak it too): the rule interpreter reads every kind from here."""
 
 
 def capitalize(text: str) -> str:
@@ -203,7 +259,7 @@ def render_template(template: str, **fields: str) -> str:
 
 def join_utterances(first: str, second: str, rng: np.random.Generator) -> str:
     """One utterance that reports two events."""
-    glue = ("Also, ", "And ", "Oh, and ")[int(rng.integers(3))]
+    glue = LANGUAGE.joiners[int(rng.integers(len(LANGUAGE.joiners)))]
     return f"{first} {glue}{second[:1].lower() + second[1:]}"
 
 
