@@ -9,7 +9,9 @@ adapter: over seeded generated scenes x robot poses (half the containers opened)
   (navigable, never inside furniture or on a bed) in a random room with a random heading, or the room's
   stand point (where `move` brings the robot). The default look-around (4 headings x 2 head tilts, and
   drives to look at the open receptacles whose support surface it does not see) and two ablations: the
-  previous round's look-around (one tilt, no drives) and two tilts without drives.
+  previous round's look-around (one tilt, no drives) and two tilts without drives. `closed_world`: the
+  receptacles the percept calls observed (what is not seen on them is not there), the items resting on
+  them, and those of them it did not see: beliefs the percept would wrongly erase.
 success: tasks completed by the oracle (symbolic and habitat) and by search-rag in "both" mode (habitat).
 speed: env steps/s (alternating moves to random rooms and waits), render() frames/s, look-arounds/s, with
   the default look-around and with the previous round's (one tilt, no inspection).
@@ -58,6 +60,7 @@ def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, g
     t0 = time.time()
     poses = 0
     inspected = [0, 0.0]  # look-arounds that drove to receptacles to look, metres driven for that
+    closure = [0, 0, 0]  # receptacles observed (closed world), items resting on them, those items unseen
     look_s: dict[bool, list[float]] = {False: [], True: []}  # seconds per look-around, without / with a drive
     for s in range(len(graphs) if graphs is not None else n_scenes):
         rng = np.random.default_rng([seed, s])
@@ -119,6 +122,13 @@ def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, g
             counts["support"][0] += len(predicted & true_support)
             counts["support"][1] += len(predicted)
             counts["support"][2] += len(true_support)
+            # Closed world: on an "observed" receptacle what is not seen is taken not to be there, so an item
+            # resting there unseen is a belief the percept wrongly erases.
+            observed = set(percept["observed"]) - {room.name, ROBOT}
+            resting = {a.args[0] for a in state.atoms if a.predicate in ("on", "inside") and a.args[1] in observed}
+            closure[0] += len(observed)
+            closure[1] += len(resting)
+            closure[2] += len(resting - set(percept["entities"]))
     out = {}
     for key in keys:
         hit, pred, true = counts[key]
@@ -131,7 +141,9 @@ def adapter(n_scenes: int, n_poses: int, where: str = "random", seed: int = 0, g
             "inspect": ex.inspect, "inspections": inspected[0],
             "inspection_metres_per_inspection": round(inspected[1] / inspected[0], 2) if inspected[0] else 0.0,
             "ms_per_look_around": {"plain": _ms(look_s[False]), "inspecting": _ms(look_s[True])},
-            "min_pixels": ex.min_pixels, "seconds": round(time.time() - t0, 1), **out}
+            "min_pixels": ex.min_pixels, "seconds": round(time.time() - t0, 1),
+            "closed_world": {"receptacles_observed": closure[0], "items_on_them": closure[1],
+                             "wrongly_erased": closure[2]}, **out}
 
 
 def _episodes(simulator: str, variant: str, seeds: range, n_tasks: int) -> dict:

@@ -2,10 +2,10 @@
 dataset (JSON, last line). Runs in the habitat root (as root):
 
     scripts/habitat-sim run -- python benchmarks/habitat_real_layout.py [--quick]
-        [--building Parlow|Stairwick|PATH ...] [--seeds N] [--tasks K] [--simulator habitat|symbolic]
+        [--building Parlow|Stairwick|PATH ...] [--seeds N] [--first-seed S] [--tasks K] [--simulator habitat|symbolic]
         [--shrunk N]
     scripts/habitat-sim run --bind ROOT -- python benchmarks/habitat_real_layout.py --data ROOT
-        [--seeds N] [--tasks K] [--agents oracle,search-rag] [--limit N] [--speed STEPS]
+        [--seeds N] [--first-seed S] [--tasks K] [--agents oracle,search-rag] [--limit N] [--speed STEPS]
         [--adapter POSES [--adapter-instances K]]
 
 Buildings: `Parlow` (one floor) and `Stairwick` (two floors, a staircase on each) are written by
@@ -146,7 +146,8 @@ def dataset(root: Path, seeds: range, n_tasks: int, variants: list[str], limit: 
                                           "tasks_ended_by", "executor_failures", "seconds")}
         print(json.dumps(row), file=sys.stderr, flush=True)  # progress, one row per instance
         rows.append(row)
-    return {"root": str(root), "instances": len(rows), "seeds": len(seeds), "tasks_per_episode": n_tasks,
+    return {"root": str(root), "instances": len(rows), "seeds": len(seeds), "first_seed": seeds[0] if len(seeds) else None,
+            "tasks_per_episode": n_tasks,
             "rows": rows, "per_building": _per_building(rows, variants), "totals": _totals(rows, variants)}
 
 
@@ -167,6 +168,7 @@ def adapter_on(root: Path, poses: int, limit: int | None = None, per_building: i
     for building, graphs in sorted(by_building.items()):
         run = adapter(len(graphs), poses, "random", graphs=graphs)
         out[building] = {"scenes": run["scenes"], "poses": run["poses"], "seconds": run["seconds"],
+                         "closed_world": run["closed_world"],
                          **{k: {m: run[k][m] for m in ("precision", "recall", "truth")}
                             for k in ("in_view", "in_view_items", "in_view_fixtures", "room", "support")}}
         print(json.dumps({"adapter": building, **out[building]}), file=sys.stderr, flush=True)
@@ -266,6 +268,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="3 seeds x 3 tasks per building")
     parser.add_argument("--building", action="append", help="Parlow, Stairwick or a path (repeatable)")
     parser.add_argument("--seeds", type=int, default=25)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds FIRST .. FIRST+N-1 (default 0)")
     parser.add_argument("--tasks", type=int, default=4)
     parser.add_argument("--simulator", choices=("habitat", "symbolic"), default="habitat")
     parser.add_argument("--data", type=Path, metavar="ROOT",
@@ -283,6 +286,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="also N generated buildings with room boxes shrunk apart (habitat only)")
     args = parser.parse_args(argv)
     seeds, n_tasks = (3, 3) if args.quick else (args.seeds, args.tasks)
+    seeds = range(args.first_seed, args.first_seed + seeds)
     result: dict = {"benchmark": "habitat_real_layout", "python": platform.python_version(),
                     "date": time.strftime("%Y-%m-%d", time.gmtime()), "machine": platform.machine()}
     if args.simulator == "habitat":
@@ -302,12 +306,12 @@ def main(argv: list[str] | None = None) -> None:
             result["speed"] = speed_on(args.data, args.speed, args.limit)
         if args.adapter:
             result["adapter"] = adapter_on(args.data, args.adapter, args.limit, args.adapter_instances)
-        result["dataset"] = dataset(args.data, range(seeds), n_tasks, variants, args.limit) if variants else {}
+        result["dataset"] = dataset(args.data, seeds, n_tasks, variants, args.limit) if variants else {}
         result["success"] = result["dataset"]["totals"][variants[0]]["success"] if variants else None
         print(json.dumps(result))
         return
     with tempfile.TemporaryDirectory() as tmp:
-        runs = [episodes(_building(b, Path(tmp)), args.simulator, range(seeds), n_tasks)
+        runs = [episodes(_building(b, Path(tmp)), args.simulator, seeds, n_tasks)
                 for b in args.building or ["Parlow", "Stairwick"]]
     result["runs"] = runs
     if args.shrunk and args.simulator == "habitat":

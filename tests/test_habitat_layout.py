@@ -16,7 +16,8 @@ from servicerobot.envs.habitat.stage import (
 from servicerobot.envs.habitat.viewing import oblique, support_points
 from servicerobot.envs.habitat.walkways import WALKWAY_W, Obstacles, door_spot, plan_walkways, room_groups
 from servicerobot.errors import SceneError
-from servicerobot.scenes.gibson import SINK_DEPTH, Object3D, Room3D, SceneGraph3D
+from servicerobot.scenes.gibson import SINK_DEPTH, Object3D, Room3D, SceneGraph3D, place_spot
+from servicerobot.scenes.graph3d import rest_bottom
 
 
 def _rooms(*boxes):
@@ -119,6 +120,19 @@ def test_support_points_lie_where_items_rest():
     assert np.all(top[:, :2] > np.array([1.3, 1.55])) and np.all(top[:, :2] < np.array([2.7, 2.45]))
     assert np.allclose(support_points(sink)[:, 2], 0.9 - SINK_DEPTH + 0.05)  # over the basin, not the rim
     assert np.allclose(support_points(cabinet)[:, 2], 0.1)  # at item height on the cabinet's floor
+
+
+def test_rest_bottom_is_where_a_lone_item_is_placed():
+    table = Object3D(1, "dining_table", "", 1, (2.0, 2.0, 0.375), (1.4, 0.9, 0.75))
+    sink = Object3D(2, "sink", "", 1, (0.3, 1.0, 0.45), (0.6, 0.8, 0.9))
+    cabinet = Object3D(3, "cabinet", "", 1, (0.3, 2.0, 0.45), (0.6, 1.2, 0.9))
+    rng = np.random.default_rng(0)
+    for holder, relation, height, bottom in ((table, "on", 0.1, 0.752), (sink, "inside", 0.05, 0.87),
+                                             (sink, "inside", 0.3, 0.9 - SINK_DEPTH + 0.035),
+                                             (cabinet, "inside", 0.2, 0.08)):
+        assert rest_bottom(holder, height, relation) == pytest.approx(bottom)
+        z = place_spot(holder, (0.1, 0.1, height), relation, rng)[2]
+        assert z - height / 2 == pytest.approx(bottom, abs=1e-3)
 
 
 def test_a_front_opening_is_oblique_from_its_side_and_from_behind():

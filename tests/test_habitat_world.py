@@ -19,6 +19,7 @@ from servicerobot.adapters.habitat import (
     observe,
     scene_graph_from_semantic_scene,
     seen_fraction,
+    surveyed,
 )
 from servicerobot.errors import DependencyNotInstalled, SceneError
 from servicerobot.oracle import OracleAgent
@@ -180,11 +181,56 @@ def test_household_percept_reports_sightings_in_the_robots_room():
     symbolic = {"room": "kitchen_1", "entities": {"kitchen_1": "room", "robot": "robot", "ana": "person"},
                 "facts": [["ana", "in-room", "kitchen_1"], ["kitchen_1", "connected", "hall_2"]],
                 "observed": ["kitchen_1", "robot", "ana"]}
-    p = household_percept(sightings, names, {0: "kitchen_1", 1: "hall_2"}, symbolic, facts, types, ["table_1"])
+    p = household_percept(sightings, names, {0: "kitchen_1", 1: "hall_2"}, symbolic, facts, types, ["table_1"],
+                          surveyed=frozenset({"table_1"}))
     assert set(p["entities"]) == {"kitchen_1", "robot", "ana", "table_1", "cup_2"}
     assert ["cup_2", "on", "table_1"] in p["facts"] and ["cup_2", "dirty", True] in p["facts"]
     assert ["kitchen_1", "connected", "hall_2"] in p["facts"] and ["ana", "in-room", "kitchen_1"] in p["facts"]
     assert "table_1" in p["observed"] and not any(f[0] == "book_3" for f in p["facts"])
+    # A table seen in 400 pixels but not surveyed (its top above the camera, a pile on it) tells nothing of
+    # what it does not show: not observed, so memory keeps the book it believes there.
+    unsurveyed = household_percept(sightings, names, {0: "kitchen_1", 1: "hall_2"}, symbolic, facts, types,
+                                   ["table_1"])
+    assert "table_1" not in unsurveyed["observed"] and ["cup_2", "on", "table_1"] in unsurveyed["facts"]
+
+
+def test_an_item_in_the_next_rooms_fixture_is_left_to_that_room():
+    # The cup stands in the kitchen's region, but in a fridge of the hall whose box reaches into the kitchen:
+    # not put in the kitchen's nearest receptacle (the table), where memory would then look for it.
+    sightings = {
+        1: Sighting(1, 400, 2.0, np.array([0.0, 2.0, 0.375]), 0.0, 0.75, 0, None),
+        2: Sighting(2, 90, 1.0, np.array([2.9, 2.0, 0.2]), 0.1, 0.3, 0, ("inside", 4)),
+        3: Sighting(3, 90, 1.0, np.array([0.2, 2.0, 0.8]), 0.75, 0.85, 0, None),  # on a pile: nearest table
+    }
+    names = {1: "table_1", 2: "cup_2", 3: "book_3", 4: "fridge_4"}
+    types = {"kitchen_1": "room", "hall_2": "room", "table_1": "surface", "cup_2": "dish", "book_3": "book",
+             "fridge_4": "fridge", "robot": "robot"}
+    symbolic = {"room": "kitchen_1", "entities": {"kitchen_1": "room", "robot": "robot"}, "facts": [],
+                "observed": ["kitchen_1", "robot"]}
+    p = household_percept(sightings, names, {0: "kitchen_1"}, symbolic, frozenset(), types, ["table_1"])
+    assert "cup_2" not in p["entities"] and not any(f[0] == "cup_2" for f in p["facts"])
+    assert ["book_3", "on", "table_1"] in p["facts"]
+
+
+def test_surveyed_needs_every_spot_bare_near_enough_or_under_an_item_resting_there():
+    view = _flat_view(1.5, 1, (slice(0, 60), slice(0, 80)))  # a wall 1.5 m ahead, camera 1.5 m up, 80 px
+    on_wall = np.array([[0.0, 1.48, 1.5], [0.3, 1.48, 1.6]])
+    assert surveyed([view], on_wall)  # a pixel spans 1.5 m / 40 = 3.75 cm there
+    assert not surveyed([view], on_wall, pitch=0.03)  # farther than a pixel of 3 cm allows
+    hidden = np.array([[0.0, 1.7, 1.5]])  # 20 cm behind the wall: within seen_fraction's tolerance, not bare
+    assert seen_fraction([view], hidden) == 1.0 and not surveyed([view], hidden)
+    assert surveyed([view], hidden, covers=[(np.array([-0.1, 1.6]), np.array([0.1, 1.8]))])
+    assert not surveyed([view], hidden, covers=[(np.array([0.5, 1.6]), np.array([0.7, 1.8]))])
+
+
+def test_a_partly_seen_item_rests_where_its_size_lets_its_centre_be():
+    # A pot 25 cm wide in a fridge box 7 cm wide: the half seen sticks out, its median off the box.
+    fridge = SemanticObject(1, "refrigerator", 0, np.array([0.0, 0.0, 0.9]), np.array([0.07, 0.17, 1.8]))
+    index = SemanticIndex({1: fridge}, [])
+    centre = np.array([-0.1, 0.0, 0.2])
+    assert index.support(centre, 0.1, 0.3) is None
+    assert index.support(centre, 0.1, 0.3, region=(np.array([-0.2, -0.05]), np.array([-0.03, 0.05]))) == ("inside", 1)
+    assert index.support(centre, 0.1, 0.3, region=(np.array([-0.4, -0.05]), np.array([-0.2, 0.05]))) is None
 
 
 def test_any_habitat_semantic_scene_becomes_a_scene_graph():

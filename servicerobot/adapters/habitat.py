@@ -30,6 +30,7 @@ __all__ = [
     "observe",
     "scene_graph_from_semantic_scene",
     "seen_fraction",
+    "surveyed",
 ]
 
 # Matterport3D region names (what habitat reads from .house files and HM3D/MP3D scenes) -> Gibson categories.
@@ -43,6 +44,8 @@ REGION_CATEGORY = {
 _SURFACES = frozenset({"surface", "shelf", "bed"})
 _RECEPTACLES = (FIXTURE_TYPES - {"light"}) | {"trashcan"}
 _LOCATION = ("on", "inside", "holding", "held-by", "discarded")
+SURVEY_TOL = 0.05  # a surveyed spot shows bare: nothing more than 5 cm before it (a knife lies flatter)
+SURVEY_PITCH = 0.04  # ... from where a pixel spans at most 4 cm (3.2 m away for 160 pixels over 90 degrees)
 
 
 def _to_3dsg(q: np.ndarray) -> np.ndarray:
@@ -125,14 +128,17 @@ class SemanticIndex:
                     best = (area, k)
         return None if best is None else best[1]
 
-    def support(self, centre: np.ndarray, bottom: float, top: float, margin: float = 0.05
-                ) -> tuple[str, int] | None:
+    def support(self, centre: np.ndarray, bottom: float, top: float, margin: float = 0.05,
+                region: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[str, int] | None:
         """("inside" | "on", semantic id) of the receptacle a box rests in (smallest wins; never a surface)
-        or on (the closest top wins); inside beats on."""
+        or on (the closest top wins); inside beats on. The box's centre is `centre`, or anywhere in the x-y
+        `region` (lo, hi) when given (the x-y extent of the points seen of an item)."""
+        c_lo, c_hi = (centre[:2], centre[:2]) if region is None else region
         best = None
         for r in self._receptacles:
             lo, hi = r.lo, r.hi
-            if not (lo[0] - margin <= centre[0] <= hi[0] + margin and lo[1] - margin <= centre[1] <= hi[1] + margin):
+            if not (lo[0] - margin <= c_hi[0] and c_lo[0] <= hi[0] + margin
+                    and lo[1] - margin <= c_hi[1] and c_lo[1] <= hi[1] + margin):
                 continue
             # A thin item on a low table lies within its box's margin, but nothing goes inside a surface.
             if class_type(r.class_) not in _SURFACES and lo[2] - margin <= bottom and top <= hi[2] + margin:
@@ -188,10 +194,11 @@ def _points(view: View, mask: np.ndarray) -> np.ndarray:
     return _to_3dsg(cam @ np.asarray(view.rotation, dtype=float).T + np.asarray(view.position, dtype=float))
 
 
-def seen_fraction(views: list[View], points: np.ndarray, tol: float = 0.25, max_range: float = 8.0) -> float:
-    """The fraction of 3D `points` (3DSG) that the depth images show: in some view's frame, within range,
-    with nothing more than `tol` metres nearer the camera on their pixel (what rests on them may be)."""
-    pts = np.asarray(points, dtype=float)
+def _shown(views: list[View], points: np.ndarray, tol: float, max_range: float, pitch: float | None = None
+           ) -> np.ndarray:
+    """Which 3D `points` (3DSG) some view's depth image shows: in its frame, within range (and where a pixel
+    spans at most `pitch` metres), with nothing more than `tol` metres nearer the camera on their pixel."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 3)
     q = np.stack([pts[:, 0], pts[:, 2], -pts[:, 1]], axis=-1)  # 3DSG -> habitat
     seen = np.zeros(len(pts), dtype=bool)
     for view in views:
@@ -199,13 +206,35 @@ def seen_fraction(views: list[View], points: np.ndarray, tol: float = 0.25, max_
         f = (w / 2) / np.tan(np.deg2rad(view.hfov) / 2)
         cam = (q - np.asarray(view.position, dtype=float)) @ np.asarray(view.rotation, dtype=float)
         ahead = -cam[:, 2]  # habitat cameras look along -z
-        ok = (ahead > 0.05) & (ahead < max_range)
+        ok = (ahead > 0.05) & (ahead < (max_range if pitch is None else min(max_range, pitch * f)))
         u = np.floor(cam[:, 0] / np.where(ok, ahead, 1.0) * f + w / 2).astype(int)
         r = np.floor(-cam[:, 1] / np.where(ok, ahead, 1.0) * f + h / 2).astype(int)
         ok &= (u >= 0) & (u < w) & (r >= 0) & (r < h)
         idx = np.flatnonzero(ok)
         seen[idx[view.depth[r[idx], u[idx]] >= ahead[idx] - tol]] = True
-    return float(seen.mean()) if len(pts) else 1.0
+    return seen
+
+
+def seen_fraction(views: list[View], points: np.ndarray, tol: float = 0.25, max_range: float = 8.0) -> float:
+    """The fraction of 3D `points` (3DSG) that the depth images show: in some view's frame, within range,
+    with nothing more than `tol` metres nearer the camera on their pixel (what rests on them may be)."""
+    seen = _shown(views, points, tol, max_range)
+    return float(seen.mean()) if len(seen) else 1.0
+
+
+def surveyed(views: list[View], points: np.ndarray, covers=(), tol: float = SURVEY_TOL,
+             pitch: float = SURVEY_PITCH, max_range: float = 8.0) -> bool:
+    """Whether the depth images account for every one of `points` (3DSG: where items rest on or in a
+    receptacle), so that an item not seen there is not there: each point shows bare (nothing more than `tol`
+    nearer the camera: no item stands before it) from where a pixel spans at most `pitch` metres (farther,
+    a small item falls under the camera's pixel count), or lies under one of `covers`, the x-y boxes
+    ((lo, hi)) of items seen resting right there (a lone item hides nothing under it; an item on a pile is
+    no cover, as what it lies on may hide another)."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 3)
+    ok = _shown(views, pts, tol, max_range, pitch)
+    for lo, hi in covers:
+        ok |= np.all((pts[:, :2] >= np.asarray(lo)[:2]) & (pts[:, :2] <= np.asarray(hi)[:2]), axis=1)
+    return bool(ok.all())
 
 
 def observe(views: list[View], index: SemanticIndex, min_pixels: int = 4, max_range: float = 8.0
@@ -213,7 +242,9 @@ def observe(views: list[View], index: SemanticIndex, min_pixels: int = 4, max_ra
     """Objects in view across `views`: at least `min_pixels` pixels closer than `max_range` metres.
 
     Fixed objects keep their semantic-scene box; a movable one's box is its known size placed under the
-    highest depth point seen of it (its top), centred on the median of its points.
+    highest depth point seen of it (its top), centred on the median of its points; it rests on or in the
+    receptacle under that centre, or when none is, under any of its points seen, when they lie within its
+    size (a pot half inside a box too small for it shows only the half that sticks out).
     """
     movable = np.fromiter(index.movable, dtype=np.int64, count=len(index.movable))
     ids, depths, moving_ids, moving_pts = [], [], [], []
@@ -253,6 +284,11 @@ def observe(views: list[View], index: SemanticIndex, min_pixels: int = 4, max_ra
             centre = np.array([*np.median(pts[:, :2], axis=0), (top + bottom) / 2])
             region = index.region_at(centre)
             support = index.support(centre, bottom, top)
+            lo, hi = pts[:, :2].min(axis=0), pts[:, :2].max(axis=0)
+            if support is None and np.all(hi - lo <= np.linalg.norm(obj.size[:2]) + 0.05):
+                # The median of a partly seen item is off its centre (half of it in a tiny box); points
+                # farther apart than its size were seen at several places (carried while the robot drove).
+                support = index.support(centre, bottom, top, region=(lo, hi))
         else:
             centre, bottom, top, region, support = obj.centre, float(obj.lo[2]), float(obj.hi[2]), obj.region, None
         out[sid] = Sighting(sid, n, float(distance), centre, bottom, top, region, support)
@@ -261,14 +297,17 @@ def observe(views: list[View], index: SemanticIndex, min_pixels: int = 4, max_ra
 
 def household_percept(sightings: dict[int, Sighting], name_of: dict[int, str], region_room: dict[int, str],
                       symbolic: dict, facts: frozenset[Atom], types: dict[str, str],
-                      fixtures_in_room: list[str], observe_pixels: int = 60) -> dict:
+                      fixtures_in_room: list[str], surveyed: frozenset[str] = frozenset()) -> dict:
     """The household percept from sightings in the robot's room.
 
     Items seen and placed in the robot's room get their location from the sighting (on / inside the
-    receptacle under them; the nearest receptacle seen when none is); their other facts (dirty, cold...)
-    and fixtures' states come from `facts`, which a camera cannot tell. The room's fixtures are on the
-    robot's map; people, the robot and what is held come from `symbolic`. Open fixtures seen with at least
-    `observe_pixels` pixels are "observed": what is not seen on them is not there.
+    receptacle under them; the nearest receptacle seen when none is; none when the one under them belongs
+    to another room); their other facts (dirty, cold...) and fixtures' states come from `facts`, which a
+    camera cannot tell. The room's fixtures are on the robot's map; people, the robot and what is held come
+    from `symbolic`. The open receptacles of `surveyed` (those whose whole support surface the views account
+    for: `surveyed()`) are "observed": what is not seen on them is not there. Another receptacle, however
+    many of its pixels show (a desk top above the camera, a shelf under a pile of books, a far table whose
+    forks are under two pixels), says nothing of what it does not show.
     """
     room = symbolic["room"]
     by_subject: dict[str, list[Atom]] = {}
@@ -289,11 +328,10 @@ def household_percept(sightings: dict[int, Sighting], name_of: dict[int, str], r
     for fixture in fixtures_in_room:
         entities[fixture] = types[fixture]
         out_facts.extend(_triplet(a) for a in by_subject.get(fixture, []))
+        if fixture in surveyed and fixture not in closed and types[fixture] in _RECEPTACLES:
+            observed.append(fixture)
     seen_fixtures = {name_of[s.semantic_id]: s for s in sightings.values()
                      if s.semantic_id in name_of and name_of[s.semantic_id] in fixtures_in_room}
-    for name, s in seen_fixtures.items():
-        if s.pixels >= observe_pixels and name not in closed and types[name] in _RECEPTACLES:
-            observed.append(name)
     sid_of = {v: k for k, v in name_of.items()}
     for s in sorted(sightings.values(), key=lambda s: s.semantic_id):
         name = name_of.get(s.semantic_id)
@@ -302,7 +340,9 @@ def household_percept(sightings: dict[int, Sighting], name_of: dict[int, str], r
         if s.region is None or region_room.get(s.region) != room:
             continue
         holder = name_of.get(s.support[1]) if s.support else None
-        if holder is None or holder not in fixtures_in_room:
+        if holder is not None and holder not in fixtures_in_room:
+            continue  # in a fixture of the next room whose box reaches into this one: that room's to tell
+        if holder is None:
             holder = _nearest(s, [f for f in seen_fixtures if types[f] in _RECEPTACLES - {"trashcan"}],
                               sightings, sid_of)
         if holder is None:

@@ -36,6 +36,7 @@ __all__ = [
     "adjacent_rooms",
     "fill_geometry",
     "place_spot",
+    "rest_bottom",
     "support_of",
 ]
 
@@ -305,15 +306,21 @@ def place_spot(holder: Object3D, size: Vec3, relation: str, rng: np.random.Gener
         room = (hi[axis] - lo[axis]) / 2 - size[axis] / 2 - 0.03
         off = float(rng.uniform(-room, room)) if room > 0 else 0.0
         xy.append(round(float(lo[axis] + hi[axis]) / 2 + off, 3))
-    if relation == "on":
-        z = float(hi[2]) + size[2] / 2 + 0.002
-    elif class_type(holder.class_) in _TOP_OPEN:
-        # Things in an open-top container (a sink's basin, a basket) pile up to just over the rim.
-        floor = float(hi[2]) - SINK_DEPTH if class_type(holder.class_) == "sink" else float(lo[2])
-        z = max(floor + 0.035 + size[2] / 2, float(hi[2]) + 0.02 - size[2] / 2)
-    else:
-        z = float(lo[2]) + min(0.08, (hi[2] - lo[2]) / 4) + size[2] / 2
+    z = rest_bottom(holder, size[2], relation) + size[2] / 2
     return xy[0], xy[1], round(z, 3)
+
+
+def rest_bottom(holder: Object3D, height: float, relation: str) -> float:
+    """The height of the bottom of a lone item `height` tall on or inside `holder`, where `place_spot` puts
+    it: just over a surface's top; in an open-top container (a sink's basin, a basket) as high as its top
+    just over the rim (things there pile up to the rim), never below its floor; on any other one's floor."""
+    lo, hi = holder.box
+    if relation == "on":
+        return float(hi[2]) + 0.002
+    if class_type(holder.class_) in _TOP_OPEN:
+        floor = float(hi[2]) - SINK_DEPTH if class_type(holder.class_) == "sink" else float(lo[2])
+        return max(floor + 0.035, float(hi[2]) + 0.02 - height)
+    return float(lo[2]) + min(0.08, (float(hi[2]) - float(lo[2])) / 4)
 
 
 def _place_in_room(obj: Object3D, sg: SceneGraph3D, rng: np.random.Generator) -> Object3D:

@@ -20,7 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from servicerobot.adapters.habitat import SemanticIndex, View, household_percept, observe, seen_fraction
+from servicerobot.adapters.habitat import (
+    SemanticIndex,
+    View,
+    household_percept,
+    observe,
+    seen_fraction,
+    surveyed,
+)
 from servicerobot.envs.executor import Executor
 from servicerobot.envs.habitat.stage import (
     SHELL_T,
@@ -44,6 +51,7 @@ from servicerobot.scenes.gibson import (
     save_json,
     support_of,
 )
+from servicerobot.scenes.graph3d import rest_bottom
 from servicerobot.scenes.household import ROBOT
 
 __all__ = ["HabitatExecutor", "import_habitat_sim"]
@@ -421,8 +429,11 @@ class HabitatExecutor(Executor):
         oid, fid = self.oid_of[item], self.oid_of[fixture]
         obj = self.graph.objects[oid]
         # Solid bodies do not interpenetrate: the 3DSG's own spot is kept only when it is clear of the items
-        # placed so far (generated 3DSGs put a quarter of their items partly inside another one).
-        if (keep and support_of(self.graph, obj) in ((relation, fid), ("on", fid), ("inside", fid))
+        # placed so far (generated 3DSGs put a quarter of their items partly inside another one), and for an
+        # item on a surface only when it rests on the top: a real 3DSG box can lie within the surface's own
+        # box (a plate sunk into a bed, books within a bookshelf), where the solid box would hide it.
+        kept_at = support_of(self.graph, obj)
+        if (keep and (kept_at == ("on", fid) or (kept_at == ("inside", fid) and relation == "inside"))
                 and not self._clash(oid, np.asarray(obj.location)) and not self._buried(oid, fid, obj.location)):
             self._set(oid, np.asarray(obj.location))
             return
@@ -668,17 +679,25 @@ class HabitatExecutor(Executor):
         """Semantic + depth views at the robot's position: `headings` yaws apart, at every head tilt."""
         return self._views(self.yaw + 2 * np.pi * k / self.headings for k in range(self.headings))
 
+    def _open_receptacles_here(self) -> list[int]:
+        """The open receptacles of the room the robot stands in (3DSG ids)."""
+        room = self.region_room.get(self.index.region_at(from_habitat(self.position)))
+        if room is None:
+            return []
+        out = []
+        for oid in self._receptacles:
+            name = self._name_of_oid(oid)
+            if (name in self.scene.entities and self.scene.entities[name].room == room
+                    and Atom("closed", (name,)) not in self.facts):
+                out.append(oid)
+        return out
+
     def inspect_receptacles(self, views: list[View]) -> list[View]:
         """Views of the open receptacles of the room the robot stands in whose support surface `views` show
         less than half of (a table behind a wardrobe), or front-opening ones seen obliquely (a cabinet from
         its side): the robot drives to each (nearest first) along the navmesh, faces it, looks, drives back."""
-        room = self.region_room.get(self.index.region_at(from_habitat(self.position)))
         todo = []
-        for oid in self._receptacles:
-            name = self._name_of_oid(oid)
-            if (room is None or name not in self.scene.entities or self.scene.entities[name].room != room
-                    or Atom("closed", (name,)) in self.facts):
-                continue
+        for oid in self._open_receptacles_here():
             obj, front = self.graph.objects[oid], self.stage.openings.get(oid)
             if ((front is not None and oblique(obj, front, from_habitat(self.position))) or
                     seen_fraction(views, support_points(obj), max_range=self.max_range) < _SEEN):
@@ -704,18 +723,44 @@ class HabitatExecutor(Executor):
         self.inspection_distance += self.distance - walked
         return extra
 
-    def sightings(self):
+    def surveyed_receptacles(self, views: list[View], sightings: dict) -> frozenset[str]:
+        """The open receptacles of the robot's room whose whole support surface `views` account for
+        (`adapters.habitat.surveyed`, on an 8 x 8 grid): each spot shows bare, or lies under an item seen
+        resting right there, at the height a lone item rests (`rest_bottom`): one higher lies on a pile.
+        Another receptacle, however much of it shows, tells nothing of what it does not show."""
+        covers: dict[int, list] = {}
+        for s in sightings.values():
+            if s.semantic_id not in self.index.movable or s.support is None:
+                continue
+            relation, holder_sid = s.support
+            holder = self.oid_of.get(self.name_of_sid.get(holder_sid, ""))
+            # On a pile, it lies an item's thickness higher (a fork's is 2 cm): what it lies on may hide another.
+            if holder is None or s.bottom > rest_bottom(self.graph.objects[holder], s.top - s.bottom, relation) + 0.015:
+                continue
+            half = np.asarray(self.index.objects[s.semantic_id].size[:2]) / 2 + 0.02
+            covers.setdefault(holder, []).append((s.centre[:2] - half, s.centre[:2] + half))
+        return frozenset(self._name_of_oid(oid) for oid in self._open_receptacles_here()
+                         if surveyed(views, support_points(self.graph.objects[oid], 8), covers.get(oid, ()),
+                                     max_range=self.max_range))
+
+    def _look(self) -> list[View]:
+        """The look-around's views, and with `inspect` those of the receptacles it drove to."""
         views = self.look_around()
         if self.inspect:
             views += self.inspect_receptacles(views)
-        return observe(views, self.index, self.min_pixels, self.max_range)
+        return views
+
+    def sightings(self):
+        return observe(self._look(), self.index, self.min_pixels, self.max_range)
 
     def percept(self, symbolic: dict) -> dict:
         room = symbolic["room"]
         fixtures = self.scene.fixtures_in(room)
         types = {n: e.pddl_type for n, e in self.scene.entities.items()}
-        return household_percept(self.sightings(), self.name_of_sid, self.region_room, symbolic, self.facts,
-                                 types, fixtures)
+        views = self._look()
+        sightings = observe(views, self.index, self.min_pixels, self.max_range)
+        return household_percept(sightings, self.name_of_sid, self.region_room, symbolic, self.facts,
+                                 types, fixtures, self.surveyed_receptacles(views, sightings))
 
     def render_frame(self, overlay: dict, width: int, height: int) -> np.ndarray | None:
         """The robot's RGB camera above the text panel every world's frames have (task, utterances, action,
