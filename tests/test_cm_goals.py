@@ -86,3 +86,17 @@ def test_judging_accepts_any_object_of_the_target_class(tmp_path):
     assert strict.startswith("(stored-in laptop") and lenient.startswith("(or (stored-in laptop")
     assert strict in lenient and lenient.count("(stored-in") == 2
     assert dw.holds(lenient, dw.init) and not dw.holds(f"(not {lenient})", dw.init)  # it starts in the locker
+
+
+def test_judging_a_move_to_a_room_accepts_a_thing_on_or_in_something_there(tmp_path):
+    """"Gather the laptop in the bedroom": another reader who put it in the locker that stands in the bedroom
+    reached the reading; the reading's own goal names the room."""
+    write_published(tmp_path, ["office_setup"])
+    inst = read_split(tmp_path, "office_setup")[0]
+    dw, world = inst.domain_world(), inst.world()
+    clause = (MoveTo(("laptop",), "bedroom"),)
+    [strict], _ = ground(clause, dw, world)
+    [lenient], _ = ground(clause, dw, world, any_target=True)
+    assert strict == "(in-room laptop_into_the_locker_104 bedroom_2)" and strict in lenient
+    assert "(stored-in laptop_into_the_locker_104 locker_102)" in lenient
+    assert dw.holds(lenient, dw.init) and not dw.holds(strict, dw.init)  # it starts in the bedroom's locker

@@ -135,8 +135,9 @@ def _targets(dw, world, classes, room: str | None) -> list[str]:
 def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], list[str]]:
     """(goal literals in the split domain's predicates, what was dropped and why) for one instance. With
     `any_target`, a thing put on or in a target may go to any object of the target's classes (in the room
-    the reading names): `(or (is-in apple_1 fridge_3) (is-in apple_1 refrigerator_7))`, to judge another
-    reader's goal by the state it reaches rather than by the one object this reading picked."""
+    the reading names): `(or (is-in apple_1 fridge_3) (is-in apple_1 refrigerator_7))`, and a thing moved to
+    a room may stand on or in anything there, to judge another reader's goal by the state it reaches rather
+    than by the one object this reading picked."""
     lits: list[str] = []
     dropped: list[str] = []
     contain = dw.roles.get("contain")
@@ -188,7 +189,12 @@ def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], lis
                 if len(things) < c.count:
                     dropped.append(f"{c.count} of {'/'.join(c.classes)} asked, the scene has {len(things)}")
                 things = things[:c.count]
-            lits += [f"({loc} {t} {rooms[0]})" for t in things]
+            for t in things:
+                # judging another reader's state, a thing on or in something that stands in the room is in it
+                # ("gather the parts in the dining room": on the dining table there)
+                alts = [f"({p} {t} {x})" for x in sorted(dw.objects) if any_target and x != t and
+                        dw.room_of.get(x) == rooms[0] and (p := _relation(dw, t, x)) is not None]
+                lits.append(f"(or ({loc} {t} {rooms[0]}) {' '.join(alts)})" if alts else f"({loc} {t} {rooms[0]})")
         elif isinstance(c, Make):
             pred = dw.roles.get(c.role)
             if pred is None:

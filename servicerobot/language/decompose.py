@@ -316,12 +316,17 @@ def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str
 
 def state_said(key: str, text: str) -> bool:
     """Whether the words say the predicate of a relation key ("clean the mop": `(is-clean ?)`; "throw away":
-    no word of `thrashed`), its words other than "is", "at", "in" and the like; never of a negated one."""
+    no word of `thrashed`), its words other than "is", "at", "in" and the like; never of a negated one, nor
+    where the word describes a thing as it is ("wash the dirty underwear")."""
     if key.startswith("(not "):  # "the dirty clothes" say `is-dirty`, and ask for them not to be
         return False
     pred = key.strip("()").split()[0]
-    return bool({_stem(w) for w in re.findall(r"[a-z]+", pred.lower())} - _NOT_STATE_WORDS
-                & {_stem(w) for w in _tokens(text)})
+    wanted = {_stem(w) for w in re.findall(r"[a-z]+", pred.lower())} - _NOT_STATE_WORDS
+    said = _tokens(text)
+    # said of a thing as it is now ("the dirty underwear", "a clean shirt") is no request to make it so
+    return any(_stem(w) in wanted and not (i and said[i - 1] in _PHRASE_WORDS and i + 1 < len(said)
+                                           and said[i + 1] not in _PHRASE_WORDS)
+               for i, w in enumerate(said))
 
 
 def _thing(literal: str) -> str:
