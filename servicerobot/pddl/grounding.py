@@ -261,13 +261,18 @@ def _quantified_literals(form: tuple, var: str, values: tuple[str, ...], binding
         return None
     outer_cls = GAll if conjunctive else GAny
     flatten = len(literals) == 1 or inner_cls is outer_cls  # the parts' literals join the outer junction
-    atom, get, nodes = universe.atom, binding.get, []
+    # Each literal's other terms are bound once: its arguments for a value are then `(value,)` when the
+    # variable is its only term (the common case), else the fixed terms with the value in the variable's place.
+    makers = [(predicate, None if terms == (var,) else tuple([None if t == var else binding.get(t, t)
+                                                              for t in terms]), positive)
+              for predicate, terms, positive in literals]
+    atom, interned, negations, nodes = universe.atom, _INTERNED, _NEGATED, []
     for value in values:
-        binding[var] = value
         part = []
-        for predicate, terms, positive in literals:
-            a = atom(predicate, tuple([get(t, t) for t in terms]))
-            part.append(a if positive else _negated(a))
+        for predicate, fixed, positive in makers:
+            args = (value,) if fixed is None else tuple([value if t is None else t for t in fixed])
+            a = interned.get((predicate, args)) or atom(predicate, args)  # an Atom equals its (predicate, args)
+            part.append(a if positive else negations.get(a) or _negated(a))
         if flatten:
             nodes.extend(part)
         else:
@@ -417,11 +422,12 @@ def node_literals(node: GroundNode) -> tuple[frozenset[Atom], frozenset[Atom]]:
     stack = [node]
     while stack:
         node = stack.pop()
-        if isinstance(node, Atom):
+        kind = type(node)  # ground nodes are exactly these classes (or bools): no isinstance chain
+        if kind is Atom:
             pos.add(node)
-        elif isinstance(node, GNot):
+        elif kind is GNot:
             neg.add(node.atom)
-        elif isinstance(node, (GAll, GAny)):
+        elif kind is GAll or kind is GAny:
             stack.extend(node.items)
     return frozenset(pos), frozenset(neg)
 

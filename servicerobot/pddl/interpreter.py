@@ -29,7 +29,20 @@ from servicerobot.pddl.grounding import (
     ground_formula,
     substitute,
 )
-from servicerobot.pddl.model import Action, AtomF, Domain, Formula, Problem
+from servicerobot.pddl.model import (
+    Action,
+    And,
+    AtomF,
+    Domain,
+    Equals,
+    Exists,
+    Forall,
+    Formula,
+    Imply,
+    Not,
+    Or,
+    Problem,
+)
 from servicerobot.pddl.sexpr import parse_sexpr
 from servicerobot.pddl.successors import applicable_actions
 from servicerobot.pddl.templates import ActionTemplate, action_template
@@ -38,27 +51,59 @@ from servicerobot.pddl.writer import format_formula
 __all__ = ["GroundAction", "Interpreter"]
 
 
-
 _SHARED: dict[tuple, Interpreter] = {}  # see Interpreter.shared
 
-# Templates depend only on the domain: one table per domain object, shared by every interpreter over it.
-# So do the actions they ground (a template reads only the arguments' names), so those are shared too:
-# a new house whose rooms and fixtures keep their names finds most of its actions compiled already.
-# The third table is the domain's subtype answers, (object type, parameter type) -> bool, which every new
-# ground action asks for each argument.
-_TEMPLATES: dict[int, tuple[Domain, dict[str, ActionTemplate | None], dict[tuple, tuple], dict[tuple, bool]]] = {}
+
+class _DomainTables:
+    """What every interpreter over one domain shares, since it depends on the domain and on names alone.
+
+    `templates`: each action's template (or None: grounded by the general path). `templated`: (name, args)
+    -> (GroundAction, _Compiled) of templated actions, whose compiled form reads only the arguments' names,
+    so a new house whose rooms and fixtures keep their names finds most of its actions compiled already.
+    `fits`: (object type, parameter type) -> whether an object of the one fits a parameter of the other,
+    which every new ground action asks for each argument. `texts`: action text -> (`transition_text`'s
+    lookup entry, the arguments, their types, the _Compiled), and `goals`: goal text -> (formula, the
+    objects it names, their types): a text reads the same in every universe whose objects named have the
+    same types, so such a universe takes the answer as it is, without reading or type-checking the text.
+    """
+
+    __slots__ = ("domain", "fits", "goals", "templated", "templates", "texts")
+
+    def __init__(self, domain: Domain):
+        self.domain = domain
+        self.templates: dict[str, ActionTemplate | None] = {
+            name: action_template(action, domain.constants) for name, action in domain.actions.items()}
+        self.templated: dict[tuple, tuple] = {}
+        self.fits: dict[tuple, bool] = {}
+        self.texts: dict[str, tuple] = {}
+        self.goals: dict[str, tuple[Formula, tuple[str, ...], tuple[str, ...]]] = {}
+
+    def clear(self) -> None:
+        """Forget the ground actions and texts (the templates and type answers stay: the domain's own)."""
+        self.templated.clear()
+        self.texts.clear()
+        self.goals.clear()
 
 
-def _templates(domain: Domain) -> tuple[dict[str, ActionTemplate | None], dict[tuple, tuple], dict[tuple, bool]]:
-    """The domain's action templates, its cache of (name, args) -> (GroundAction, _Compiled), and its table
-    of (object type, parameter type) -> whether an object of the one fits a parameter of the other."""
-    entry = _TEMPLATES.get(id(domain))
-    if entry is None or entry[0] is not domain:
-        if len(_TEMPLATES) >= 64:
-            _TEMPLATES.clear()
-        entry = _TEMPLATES[id(domain)] = (domain, {name: action_template(action, domain.constants)
-                                                   for name, action in domain.actions.items()}, {}, {})
-    return entry[1], entry[2], entry[3]
+_TABLES: dict[int, _DomainTables] = {}  # id(domain) -> its tables (see _tables)
+MAX_SHARED = 200_000  # ground actions, action texts and goal texts kept per domain; a table is emptied beyond
+
+
+def _tables(domain: Domain) -> _DomainTables:
+    """The tables shared by every interpreter over `domain`, made on first use."""
+    tables = _TABLES.get(id(domain))
+    if tables is None or tables.domain is not domain:
+        if len(_TABLES) >= 64:
+            _TABLES.clear()
+        tables = _TABLES[id(domain)] = _DomainTables(domain)
+    return tables
+
+
+def _keep(table: dict, key: object, value: object) -> None:
+    """`table[key] = value`, emptying the table first when it holds `MAX_SHARED` entries."""
+    if len(table) >= MAX_SHARED:
+        table.clear()
+    table[key] = value
 
 
 def _shown(name: str, args: tuple[str, ...]) -> str:
@@ -138,7 +183,10 @@ class Interpreter:
         self._parsed: dict[str, GroundAction] = {}  # action text -> its ground action
         self._example: str | None = None  # an action of this domain for error messages (expected_form)
         self._stepped: dict[str, tuple] = {}  # action text -> what transition_text needs (see there)
-        self._templates, self._templated, self._fits = _templates(domain)
+        tables = _tables(domain)
+        self._templates, self._templated, self._fits, self._texts = (tables.templates, tables.templated,
+                                                                     tables.fits, tables.texts)
+        self._goal_texts = tables.goals
         self.values: Mapping[Atom, float] = MappingProxyType(dict(values or {}))
         self.axioms: Axioms | None = None
         if domain.derived:
@@ -177,8 +225,8 @@ class Interpreter:
         (benchmarks use it to time episodes over houses the process has not seen)."""
         _SHARED.clear()
         clear_interned()
-        for _, _, templated, _ in _TEMPLATES.values():
-            templated.clear()
+        for tables in _TABLES.values():
+            tables.clear()
 
     @classmethod
     def for_problem(cls, domain: Domain, problem: Problem) -> Interpreter:
@@ -255,9 +303,7 @@ class Interpreter:
                     effects = compile_effects(action.effects, binding, self.universe)
                 entry = _Compiled(action, binding, pre, effects)
                 if template is not None:
-                    if len(self._templated) >= 200_000:
-                        self._templated.clear()
-                    self._templated[(lname, largs)] = (ga, entry)
+                    _keep(self._templated, (lname, largs), (ga, entry))
             self._compiled[ga] = entry
             self._ground[(lname, largs)] = ga
         self._ground[(name, raw)] = ga
@@ -395,17 +441,36 @@ class Interpreter:
         except TypeError:  # unhashable: parse_action says what is wrong with it
             hit = None
         if hit is None:
-            ga = self.parse_action(text)
-            entry = self._compiled[ga]
-            if len(self._stepped) >= 65536:
-                self._stepped.clear()
-            effects, shown = entry.effects, str(ga)
-            done = None if effects.conditional else (ga, shown, None, effects.adds, effects.dels)  # the answer
-            hit = self._stepped[text] = (entry.pre if self.axioms is None else None, done, ga, shown)
+            hit = self._stepped_new(text)
         pre, done, ga, shown = hit
         if pre is not None and pre(state):
             return done if done is not None else (ga, shown, None, *self.delta(ga, state))
         return (ga, shown, *self.transition(ga, state if type(state) is frozenset else frozenset(state)))
+
+    def _stepped_new(self, text: str) -> tuple:
+        """`transition_text`'s lookup entry for `text`, not seen by this interpreter: (the precondition's
+        test, or None with derived predicates; the answer when applicable, or None with conditional effects;
+        the action; its text). Taken from the domain's shared table when the text names objects of the same
+        types as in the universe that first read it (then it reads as the same compiled action); the text is
+        parsed (which raises ActionError for a bad one) otherwise."""
+        shared = self._texts.get(text) if type(text) is str else None
+        if shared is not None and tuple(map(self.universe.objects.get, shared[1])) == shared[2]:
+            hit = shared[0]
+            self._compiled[hit[2]] = shared[3]
+        else:
+            ga = self.parse_action(text)
+            entry = self._compiled[ga]
+            effects, shown = entry.effects, str(ga)
+            done = None if effects.conditional else (ga, shown, None, effects.adds, effects.dels)  # the answer
+            hit = (entry.pre if self.axioms is None else None, done, ga, shown)
+            templated = self._templated.get((ga.name, ga.args))
+            if templated is not None and templated[1] is entry:  # compiled from names alone: any universe
+                types = tuple(map(self.universe.objects.get, ga.args))
+                _keep(self._texts, text, (hit, ga.args, types, entry))
+        if len(self._stepped) >= 65536:
+            self._stepped.clear()
+        self._stepped[text] = hit
+        return hit
 
     def apply(self, ga: GroundAction, state: State) -> State:
         """The successor state (deletes, then adds), without checking applicability."""
@@ -506,7 +571,7 @@ class Interpreter:
         if cached is not None:
             return cached
         if isinstance(goal, str):
-            formula = self._read_goal(goal, "<goal>")
+            formula = self._goal_formula(goal)
             compiled = self._goals.get(formula) or self._new_goal(formula)
         else:
             self._read_goal(format_formula(goal), "<goal formula>")  # checks names, arities and types
@@ -520,6 +585,18 @@ class Interpreter:
             return Goal(formula, self.universe)
         return DerivedGoal(formula, self.universe, self.closure)
 
+    def _goal_formula(self, text: str) -> Formula:
+        """`_read_goal(text)`, or the formula an interpreter of this domain read from the same text, when
+        the objects it names have the same types here (then reading it again gives the same formula)."""
+        shared = self._goal_texts.get(text)
+        objects = self.universe.objects
+        if shared is not None and tuple(map(objects.get, shared[1])) == shared[2]:
+            return shared[0]
+        formula = self._read_goal(text, "<goal>")
+        names = tuple(_named_objects(formula, {}))
+        _keep(self._goal_texts, text, (formula, names, tuple(map(objects.get, names))))
+        return formula
+
     def _read_goal(self, text: str, source: str) -> Formula:
         expr = parse_sexpr(text, source)
         rd = Reader(text, source)
@@ -529,3 +606,27 @@ class Interpreter:
             expr = expr[1]
         reader = FormulaReader(rd, self.domain.predicates, self.domain.types, self.universe.objects, "object")
         return reader.formula(expr, {}, "in the goal")
+
+
+def _named_objects(f: Formula, found: dict[str, None]) -> dict[str, None]:
+    """The objects (and constants) `f` names, in order of first mention, added to `found` (its variables
+    left out): what reading `f` checked against a universe besides the domain."""
+    if isinstance(f, AtomF):
+        for term in f.terms:
+            if not term.startswith("?"):
+                found[term] = None
+    elif isinstance(f, Equals):
+        for term in (f.a, f.b):
+            if not term.startswith("?"):
+                found[term] = None
+    elif isinstance(f, (And, Or)):
+        for part in f.parts:
+            _named_objects(part, found)
+    elif isinstance(f, Not):
+        _named_objects(f.f, found)
+    elif isinstance(f, Imply):
+        _named_objects(f.a, found)
+        _named_objects(f.b, found)
+    elif isinstance(f, (Exists, Forall)):
+        _named_objects(f.body, found)
+    return found

@@ -71,8 +71,11 @@ class ActionTemplate:
         def value(slot: Slot) -> str:
             return args[slot] if type(slot) is int else slot
 
-        pos, neg, adds, dels = (frozenset([atom(p, fill(args)) for p, fill in literals]) if literals else _NONE
-                                for literals in self._fillers)
+        pos_f, neg_f, adds_f, dels_f = self._fillers  # four lists, not a loop: a new house grounds hundreds
+        pos = frozenset([atom(p, fill(args)) for p, fill in pos_f]) if pos_f else _NONE
+        neg = frozenset([atom(p, fill(args)) for p, fill in neg_f]) if neg_f else _NONE
+        adds = frozenset([atom(p, fill(args)) for p, fill in adds_f]) if adds_f else _NONE
+        dels = frozenset([atom(p, fill(args)) for p, fill in dels_f]) if dels_f else _NONE
         if (self.equal or self.distinct) and (any(value(a) != value(b) for a, b in self.equal)
                                               or any(value(a) == value(b) for a, b in self.distinct)):
             return _never, adds, dels

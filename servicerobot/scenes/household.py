@@ -18,6 +18,7 @@ import numpy as np
 
 from servicerobot.errors import SceneError
 from servicerobot.pddl import Atom, Domain, parse_domain
+from servicerobot.scenes.draws import Draws, draws
 from servicerobot.scenes.vocabulary import (
     COLOURS,
     EXTRA_ROOMS,
@@ -196,7 +197,7 @@ def _room_kinds(n: int) -> list[str]:
     return kinds
 
 
-def _layout(n: int, rng: np.random.Generator, extra_door_prob: float):
+def _layout(n: int, rng: np.random.Generator | Draws, extra_door_prob: float):
     """Rooms on a grid; doors form a random spanning tree over neighbouring cells plus a few loops."""
     cols = max(2, math.ceil(math.sqrt(n * 4 / 3)))
     rows = math.ceil(n / cols)
@@ -254,12 +255,23 @@ def generate_household(config: HouseholdConfig | str = "default", rng: np.random
             raise SceneError(f"unknown household preset {config!r}; presets are {sorted(PRESETS)}")
         config = PRESETS[config]
     rng = rng if rng is not None else np.random.default_rng(0)
-    entities: dict[str, Entity] = {}
-    facts: set[Atom] = set()
 
     # People first: bedrooms are named after them.
     name_idx = rng.choice(len(PEOPLE_NAMES), size=config.n_people, replace=False)
     people = [PEOPLE_NAMES[int(i)] for i in name_idx]
+    # The rest are hundreds of small draws: the same numbers, without numpy's cost per call (see `draws`).
+    fast = draws(rng)
+    house = _generate_rest(config, people, fast or rng)
+    if fast is not None:
+        fast.sync()  # the generator ends where numpy's own calls would have left it
+    return house
+
+
+def _generate_rest(config: HouseholdConfig, people: list[str],
+                   rng: np.random.Generator | Draws) -> HouseholdScene:
+    """The house around its `people`: rooms and doors, fixtures, where people and the robot are, items."""
+    entities: dict[str, Entity] = {}
+    facts: set[Atom] = set()
 
     kinds = _room_kinds(config.n_rooms)
     cells, grid, door_idx = _layout(config.n_rooms, rng, config.extra_door_prob)
@@ -340,7 +352,7 @@ def _item_draw() -> tuple[list[float], list[str]]:
 
 
 def _place_items(n_items: int, people: list[str], fixtures_by_noun: dict[str, list[str]],
-                 entities: dict[str, Entity], facts: set[Atom], rng: np.random.Generator) -> None:
+                 entities: dict[str, Entity], facts: set[Atom], rng: np.random.Generator | Draws) -> None:
     """Create `n_items` movable items with attributes and put each in or on a fixture it belongs to."""
     kind_counts: dict[str, int] = {}
     descriptions: set[str] = set()

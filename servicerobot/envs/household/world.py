@@ -16,6 +16,7 @@ from servicerobot.envs.world import Utterance, World
 from servicerobot.errors import ActionError, SceneError
 from servicerobot.limits import excerpt
 from servicerobot.pddl import Atom, Interpreter
+from servicerobot.scenes.draws import draws
 from servicerobot.scenes.household import ROBOT, HouseholdConfig, HouseholdScene, household_domain
 from servicerobot.scenes.source import GeneratedHomes, SceneSource
 
@@ -109,19 +110,20 @@ class HouseholdWorld(World):
     def reset(self, rng: np.random.Generator) -> None:
         house_seed, human_seed, task_seed, speech_seed = (
             np.random.default_rng(s) for s in np.random.SeedSequence(int(rng.integers(2**63))).spawn(4))
-        # Phrasing choices that depend on what is told get their own stream, so every update mode
-        # sees the same events.
+        kinds = self.options.task_kinds
+        self.plan_kinds = [kinds[int(i)] for i in task_seed.integers(len(kinds), size=self.options.n_tasks)]
+        # The people's and tasks' other draws are one number at a time, hundreds an episode: the same numbers
+        # without numpy's cost per call (see `Draws`). Phrasing choices that depend on what is told get their
+        # own stream (a few draws an episode: numpy's own), so every update mode sees the same events.
+        people_rng, self.rng = draws(human_seed) or human_seed, draws(task_seed) or task_seed
         self._speech_rng = speech_seed
         self.scene = self.source.generate(house_seed)
         self.entity_index = {name: i for i, name in enumerate(self.scene.entities)}
         self.room_index = {name: i for i, name in enumerate(self.scene.room_names)}
         self.state = HouseholdState(self.scene, self.scene.init)
         self.interpreter = Interpreter.shared(self.domain, self.scene.objects)
-        self.humans = HumanProcess(self.state, human_seed, self.options.partial_prob)
-        self.tasks = TaskGenerator(self.humans, task_seed, self.options.steps_per_goal_object)
-        self.rng = task_seed
-        kinds = self.options.task_kinds
-        self.plan_kinds = [kinds[int(i)] for i in self.rng.integers(len(kinds), size=self.options.n_tasks)]
+        self.humans = HumanProcess(self.state, people_rng, self.options.partial_prob)
+        self.tasks = TaskGenerator(self.humans, self.rng, self.options.steps_per_goal_object)
         self._disturb_at: dict[int, str] = {}
         self._percept_cache: tuple[tuple, dict] | None = None
         self._self_cache: tuple[int, dict] | None = None
