@@ -270,6 +270,7 @@ def test_a_scene_mostly_of_what_the_request_needs_is_split_at_the_gap_in_the_odd
     assert decompose._gap(kinds(10, named=(0,)), named_first, 0.0) == pytest.approx((-1.06 - 2.48) / 2)
 
 
-@pytest.mark.parametrize("text", ["wash the dirty underwear", "put the clean plates away"])
+@pytest.mark.parametrize("text", ["wash the dirty underwear", "put the clean plates away",
+                                  "Wash dirty underclothing only using the washing machine."])
 def test_a_state_said_of_a_thing_as_it_is_asks_for_nothing(text):
     assert not decompose.state_said("(is-dirty ?)", text) and not decompose.state_said("(is-clean ?)", text)

@@ -207,6 +207,10 @@ _PHRASE_WORDS = frozenset({"the", "a", "an", "and", "or", "my", "your", "his", "
                            "that", "both", "all", "every"})
 
 
+_STATE_NEXT = _PHRASE_WORDS | _PLACE_WORDS | {"up", "away", "then", "it", "them", "everything", "immediately",
+                                             "again", "now", "please"}
+
+
 def _is_object(said: Sequence[str], i: int, noun_words: set[str]) -> bool:
     """Whether the noun phrase at `said[i]` is the object of a verb ("put the desk, the lamp and ...") rather
     than a place after a preposition ("in the kitchen sink", "from the shelf and locker"): back over
@@ -317,16 +321,20 @@ def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str
 def state_said(key: str, text: str) -> bool:
     """Whether the words say the predicate of a relation key ("clean the mop": `(is-clean ?)`; "throw away":
     no word of `thrashed`), its words other than "is", "at", "in" and the like; never of a negated one, nor
-    where the word describes a thing as it is ("wash the dirty underwear")."""
+    where the word describes a thing as it is ("wash the dirty underwear", "wash dirty underclothing")."""
     if key.startswith("(not "):  # "the dirty clothes" say `is-dirty`, and ask for them not to be
         return False
     pred = key.strip("()").split()[0]
     wanted = {_stem(w) for w in re.findall(r"[a-z]+", pred.lower())} - _NOT_STATE_WORDS
     said = _tokens(text)
-    # said of a thing as it is now ("the dirty underwear", "a clean shirt") is no request to make it so
-    return any(_stem(w) in wanted and not (i and said[i - 1] in _PHRASE_WORDS and i + 1 < len(said)
-                                           and said[i + 1] not in _PHRASE_WORDS)
-               for i, w in enumerate(said))
+    # a word before its noun says how a thing is now ("the dirty underwear", "wash dirty underclothing"), no
+    # request to make it so; a request has the word last or before what it is said of ("clean the mop",
+    # "clean up", "make it clean and dry")
+    def request(i: int) -> bool:
+        after = said[i + 1] if i + 1 < len(said) else None
+        return (after is None or after in _STATE_NEXT) and not (
+            i and said[i - 1] in _PHRASE_WORDS and after is not None and after not in _PHRASE_WORDS)
+    return any(_stem(w) in wanted and request(i) for i, w in enumerate(said))
 
 
 def _thing(literal: str) -> str:
