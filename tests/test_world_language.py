@@ -375,3 +375,27 @@ def test_a_template_reads_back_its_fields_literally():
                                                                          "target": "desk"}
     assert not pattern.match("bring 2 cups to the desk. (3?)")  # a field said twice says the same
     assert not pattern.match("bring 2 cups to the desk! (2?)")
+
+
+def test_a_task_names_a_destination_the_words_can_tell_apart():
+    """A real building's dining room may hold two dining tables: "the dining table in the dining room" names
+    neither, so a pick-and-place task takes another destination where the house has one."""
+    from types import SimpleNamespace
+
+    from servicerobot.envs.household.language import Describer
+
+    def fixture(noun, room, owner=None):
+        return SimpleNamespace(noun=noun, room=room, pos=(0.0, 0.0), attributes={"owner": owner} if owner else {})
+
+    room = lambda noun: SimpleNamespace(noun=noun, room=None, pos=None, attributes={})  # noqa: E731
+    scene = SimpleNamespace(entities={"dining_room": room("dining room"), "kitchen": room("kitchen"),
+                                      "bedroom": room("bedroom"),
+                                      "table_1": fixture("dining table", "dining_room"),
+                                      "table_2": fixture("dining table", "dining_room"),
+                                      "table_3": fixture("dining table", "kitchen"),
+                                      "bed_1": fixture("bed", "bedroom", owner="Ana"),
+                                      "bed_2": fixture("bed", "bedroom", owner="Hiro")})
+    d = Describer(scene)
+    assert not d.names_one("table_1") and not d.names_one("table_2")
+    assert d.names_one("table_3") and d.fixture("table_3") == "the dining table in the kitchen"
+    assert d.names_one("bed_1") and d.fixture("bed_1", "ana") == "my bed"  # owners tell them apart

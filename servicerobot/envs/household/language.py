@@ -271,9 +271,17 @@ class Describer:
         self._items: dict[tuple[str, str | None], str] = {}  # (item, speaker) -> its phrase
         self._fixtures: dict[tuple[str, str | None], str] = {}  # (fixture, speaker) -> its phrase
         self._noun_count: dict[str, int] = {}
+        self._in_room: dict[tuple[str, str | None], int] = {}  # (noun, room) -> fixtures of that noun there
         for e in scene.entities.values():
             if e.pos is not None:
                 self._noun_count[e.noun] = self._noun_count.get(e.noun, 0) + 1
+                self._in_room[(e.noun, e.room)] = self._in_room.get((e.noun, e.room), 0) + 1
+
+    def names_one(self, name: str) -> bool:
+        """Whether `fixture`'s phrase names it alone: not "the dining table in the dining room" where that room
+        has two (a real building's scene graph may), which no reader could tell apart."""
+        e = self.scene.entities[name]
+        return bool(e.attributes.get("owner")) or self._in_room.get((e.noun, e.room), 0) <= 1
 
     def person(self, name: str) -> str:
         return self.scene.entities[name].noun

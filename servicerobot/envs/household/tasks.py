@@ -118,7 +118,9 @@ class TaskGenerator:
         if item is None:
             return None
         src = where[item].args[1]
-        dest = self._pick([f for f in dests(item) if f != src])
+        # a destination the words can name alone, where the house has one
+        others = [f for f in dests(item) if f != src]
+        dest = self._pick([f for f in others if self.d.names_one(f)] or others)
         atom = self.humans.place_atom(item, dest)
         prep = "on" if atom.predicate == "on" else "in"
         text = self._say("pick_place", item=self.d.item(item, speaker), prep=prep,
