@@ -273,7 +273,8 @@ class ChoosingInterpreter:
         # call 3: every joined and built answer (and the best single again: its score is the same as before)
         full = len(finals) <= _FULL
         kept = [] if full else [0] + [i for i, g in enumerate(finals) if g in built][:_MAX_SEQ_KEPT - 1]
-        tokens = self._token_scores("task", messages, [render(g) for g in finals], full=full, keep=kept).logprobs
+        said = [render(g) for g in finals]
+        tokens = self._token_scores("task", messages, said, full=full, keep=kept).logprobs
         final_totals, _ = scores_of(finals, tokens)
         # as many of each named kind as the words ask for ("all the apples": not one of them), in the
         # enumeration's answers as in the built ones
@@ -286,7 +287,7 @@ class ChoosingInterpreter:
         fit = [decompose.coverage(finals[i], found, context) for i in among]
         self.decomposition.update(scores=[(round(sum(tokens[i][:-1]), 3), round(tokens[i][-1], 3)) if tokens[i] else None
                                           for i in among], fit=[round(f, 3) for f in fit],
-                                  counted=[numbers[i] for i in among], said=[render(finals[i]) for i in among])
+                                  counted=[numbers[i] for i in among], said=[said[i] for i in among])
         return finals[among[decompose.decide([tokens[i] for i in among], fit, self.end_weight, self.kind_weight,
                                              [numbers[i] for i in among], self.count_weight)]]
 

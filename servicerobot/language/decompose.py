@@ -148,8 +148,7 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
                 if domain.types.is_subtype(t, first) and (
                         sig.can(domain, pred, [t] + [p[1] for p in decl.params[1:]], True)
                         or sig.can(domain, pred, [t] + [p[1] for p in decl.params[1:]], False)):
-                    changeable.setdefault(t, set()).update(
-                        _stem(w) for w in re.findall(r"[a-z]+", pred.lower()) if w not in _NOT_STATE_WORDS)
+                    changeable.setdefault(t, set()).update(_predicate_words(pred))
     said = _tokens(text)
     stems = [_stem(w) for w in said]
     synonyms = set(words(text))
@@ -177,15 +176,15 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
         head = _stem(head_noun(kind.noun))
         whole = wholes[kind.noun]
         claimed = {i for size, i in claims if size > len(whole)}
+        head_hits = [i for i, s in enumerate(stems) if s == head and i not in claimed]
         hits = [i for i in range(len(stems)) if stems[i:i + len(whole)] == whole and i not in claimed]
         if not hits and not kind.fixed:  # "the shirts" name the dirty shirts; "each room" names no room
-            hits = [i for i, s in enumerate(stems) if s == head and i not in claimed]
+            hits = head_hits
         strongest = max((rel.get(n, 0.0) for n in kind.names), default=0.0)
         typ = str(context.entities[kind.names[0]].get("type"))
         best = max(by_type[str(context.entities[n].get("type"))] for n in kind.names)
         # not by a modifier alone ("dirty" of "dirty bowl"), nor by the head of a longer noun ("rotting apple")
-        head_said = any(s == head and i not in claimed for i, s in enumerate(stems)) or \
-            (head in synonyms and head not in stems)
+        head_said = bool(head_hits) or (head in synonyms and head not in stems)
         by_word = head_said or _stem(typ) in synonyms
         if kind.fixed:
             # a fixture or room named is mostly a place ("in the fridge"); it is the thing asked about where
@@ -318,6 +317,11 @@ def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str
     return {k: out[k] for k in order[:_KEYS]}
 
 
+def _predicate_words(pred: str) -> set[str]:
+    """The stems of a predicate's words that say a state ("floor", "dirty" of `dirty-floor`; not "is")."""
+    return {_stem(w) for w in re.findall(r"[a-z]+", pred.lower()) if w not in _NOT_STATE_WORDS}
+
+
 def state_said(key: str, text: str) -> bool:
     """Whether the words say the predicate of a relation key ("clean the mop": `(is-clean ?)`; "throw away":
     no word of `thrashed`), its words other than "is", "at", "in" and the like; never of a negated one, nor
@@ -325,7 +329,7 @@ def state_said(key: str, text: str) -> bool:
     if key.startswith("(not "):  # "the dirty clothes" say `is-dirty`, and ask for them not to be
         return False
     pred = key.strip("()").split()[0]
-    wanted = {_stem(w) for w in re.findall(r"[a-z]+", pred.lower())} - _NOT_STATE_WORDS
+    wanted = _predicate_words(pred)
     said = _tokens(text)
     # a word before its noun says how a thing is now ("the dirty underwear", "wash dirty underclothing"), no
     # request to make it so; a request has the word last or before what it is said of ("clean the mop",
