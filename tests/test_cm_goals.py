@@ -100,3 +100,18 @@ def test_judging_a_move_to_a_room_accepts_a_thing_on_or_in_something_there(tmp_p
     assert strict == "(in-room laptop_into_the_locker_104 bedroom_2)" and strict in lenient
     assert "(stored-in laptop_into_the_locker_104 locker_102)" in lenient
     assert dw.holds(lenient, dw.init) and not dw.holds(strict, dw.init)  # it starts in the bedroom's locker
+
+
+def test_judging_a_counted_move_accepts_any_things_of_the_classes(cleaning):
+    """"At least one of the rubbish in the kitchen": judged, any one of them there will do; the reading's own
+    goal names the one it picked."""
+    dw, world = cleaning.domain_world(), cleaning.world()
+    clause = (MoveTo(("cola_can", "banana_peel"), "kitchen", count=1),)
+    [strict], _ = ground(clause, dw, world)
+    [lenient], _ = ground(clause, dw, world, any_target=True)
+    loc, thing, room = strict.strip("()").split()
+    other = next(n for n in sorted(dw.objects) if n.startswith(("cola_can", "banana_peel")) and n != thing)
+    moved = lambda t: {a for a in dw.init if not (a.predicate == loc and a.args[0] == t)} | {
+        type(next(iter(dw.init)))(loc, (t, room))}
+    assert dw.holds(lenient, moved(other)) and not dw.holds(strict, moved(other))
+    assert dw.holds(lenient, moved(thing))

@@ -274,3 +274,57 @@ def test_a_scene_mostly_of_what_the_request_needs_is_split_at_the_gap_in_the_odd
                                   "Wash dirty underclothing only using the washing machine."])
 def test_a_state_said_of_a_thing_as_it_is_asks_for_nothing(text):
     assert not decompose.state_said("(is-dirty ?)", text) and not decompose.state_said("(is-clean ?)", text)
+
+
+def _office() -> Context:
+    """A study with a shelf holding two books and a pen, a locker holding a laptop, a mug on the desk."""
+    from servicerobot.scenes.household import household_domain
+
+    entities = {"study": {"type": "room", "noun": "study"},
+                "living_room": {"type": "room", "noun": "living room"},
+                "shelf_1": {"type": "shelf", "noun": "shelf", "room": "study"},
+                "locker_1": {"type": "container", "noun": "locker", "room": "study"},
+                "desk_1": {"type": "surface", "noun": "desk", "room": "study"},
+                "robot": {"type": "robot", "noun": "robot"}}
+    facts = {Atom("inside", ("laptop_1", "locker_1")), Atom("on", ("mug_1", "desk_1"))}
+    for name in ("book_1", "book_2", "pen_1"):
+        facts.add(Atom("on", (name, "shelf_1")))
+    for name, typ in (("book_1", "book"), ("book_2", "book"), ("pen_1", "gadget"), ("laptop_1", "gadget"),
+                      ("mug_1", "dish")):
+        entities[name] = {"type": typ, "noun": name.split("_")[0]}
+    return Context(household_domain(), entities, frozenset(facts), "robot")
+
+
+@pytest.mark.parametrize("text,named", [
+    ("Remove the objects from the shelf and locker, then tidy the study.", {"book", "pen", "laptop"}),
+    ("Take everything off the shelf.", {"book", "pen"}),
+    ("Put the things in the locker on the desk.", {"laptop"}),
+    ("Dust the shelf and the locker.", set()),  # no word for their contents: nothing of them named
+])
+def test_the_things_in_a_named_fixture_are_named_by_a_word_for_contents(text, named):
+    context = _office()
+    found = decompose.kinds(context, text, relevance(context, text, "Ana"))
+    assert {k.noun for k in found if k.named and not k.fixed} == named
+    assert all(k.count is None for k in found if k.noun in named)  # as many as there are
+
+
+def test_taking_things_out_of_where_they_are_is_a_relation_offered():
+    context = _office()
+    text = "Remove the books from the shelf."
+    found = {k.noun: k for k in decompose.kinds(context, text, relevance(context, text, "Ana"))}
+    keys = decompose.relation_keys(context, found["book"], ["living_room"], text)
+    assert keys["(not (on ? shelf_1))"] == ["(not (on book_1 shelf_1))", "(not (on book_2 shelf_1))"]
+    # where the words do not name the place a thing is in now, no such relation
+    other = "Bring the books to the living room."
+    assert not any(k.startswith("(not (on") for k in decompose.relation_keys(context, found["book"], ["living_room"],
+                                                                            other))
+
+
+@pytest.mark.parametrize("text,room", [
+    ("Put the desk in the living, then rest.", True),  # a room's name cut short
+    ("Put the desk in the living room.", True),
+    ("Put the desk in the living area of the study.", False),  # "living" before another word names no room
+])
+def test_a_room_named_by_the_first_word_of_its_name(text, room):
+    context = _office()
+    assert ("living_room" in relevance(context, text, "Ana")) == room

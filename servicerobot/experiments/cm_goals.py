@@ -15,6 +15,7 @@ nothing: the task is refused up front), so a reading that finds the task infeasi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 
 from servicerobot.errors import ServiceRobotError, TaskInfeasible
 
@@ -132,6 +133,20 @@ def _targets(dw, world, classes, room: str | None) -> list[str]:
     return there or found
 
 
+_MOST_PICKS = 256  # choices of things a counted clause is judged over (else: the things this reading picked)
+
+
+def _distinct(lits: list[str], keys: list[str]) -> list[str]:
+    """The literals whose keys were not seen before."""
+    seen: set[str] = set()
+    out = []
+    for lit, key in zip(lits, keys):
+        if key not in seen:
+            seen.add(key)
+            out.append(lit)
+    return out
+
+
 def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], list[str]]:
     """(goal literals in the split domain's predicates, what was dropped and why) for one instance. With
     `any_target`, a thing put on or in a target may go to any object of the target's classes (in the room
@@ -139,10 +154,12 @@ def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], lis
     a room may stand on or in anything there, to judge another reader's goal by the state it reaches rather
     than by the one object this reading picked."""
     lits: list[str] = []
+    keys: list[str] = []  # per literal, the one this reading picked (judged literals line up with its own)
     dropped: list[str] = []
     contain = dw.roles.get("contain")
     inside = {a.args for a in dw.init if a.predicate == contain} if contain else set()
     for c in clauses:
+        keys += lits[len(keys):]  # a clause's literals are their own keys unless it says otherwise
         if isinstance(c, Put):
             target = next(iter(_targets(dw, world, c.target, c.room)), None)
             where = f"{c.target[0].replace('_', ' ')}" + (f" in the {c.room.replace('_', ' ')}" if c.room else "")
@@ -170,6 +187,7 @@ def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], lis
                     alts = [f"({p} {t} {x})" for x in _targets(dw, world, c.target, c.room)
                             if (p := _relation(dw, t, x)) is not None]
                     lits.append(alts[0] if len(alts) == 1 else f"(or {' '.join(alts)})")
+                    keys.append(f"({pred} {t} {target})")
                 else:
                     lits.append(f"({pred} {t} {target})")
         elif isinstance(c, MoveTo):
@@ -189,12 +207,25 @@ def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], lis
                 if len(things) < c.count:
                     dropped.append(f"{c.count} of {'/'.join(c.classes)} asked, the scene has {len(things)}")
                 things = things[:c.count]
-            for t in things:
+
+            def there(t: str) -> str:
                 # judging another reader's state, a thing on or in something that stands in the room is in it
                 # ("gather the parts in the dining room": on the dining table there)
                 alts = [f"({p} {t} {x})" for x in sorted(dw.objects) if any_target and x != t and
                         dw.room_of.get(x) == rooms[0] and (p := _relation(dw, t, x)) is not None]
-                lits.append(f"(or ({loc} {t} {rooms[0]}) {' '.join(alts)})" if alts else f"({loc} {t} {rooms[0]})")
+                return f"(or ({loc} {t} {rooms[0]}) {' '.join(alts)})" if alts else f"({loc} {t} {rooms[0]})"
+
+            if any_target and c.count is not None and things:
+                # "at least one PC accessory": any of them, judged; one literal per thing this reading picked
+                pool = _things(dw, world, c.classes)
+                picks = list(combinations(pool, len(things)))
+                if len(picks) <= _MOST_PICKS:
+                    some = " ".join(f"(and {' '.join(there(t) for t in pick)})" for pick in picks)
+                    lits += [f"(or {some})"] * len(things)
+                    keys += [f"({loc} {t} {rooms[0]})" for t in things]
+                    continue
+            lits += [there(t) for t in things]
+            keys += [f"({loc} {t} {rooms[0]})" for t in things]
         elif isinstance(c, Make):
             pred = dw.roles.get(c.role)
             if pred is None:
@@ -249,7 +280,8 @@ def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], lis
                         lits.append(f"({pred} {n})")
         else:
             raise ServiceRobotError(f"not a goal clause: {c!r}")
-    return list(dict.fromkeys(lits)), dropped
+    keys += lits[len(keys):]
+    return _distinct(lits, keys), dropped
 
 
 class HandInterpreter:

@@ -52,6 +52,7 @@ _SYNONYMS = {
 _TO_ME = re.compile(r"\b(?:to|bring|brings|fetch|get|getting|give|hand|pass|grab)\s+me\b")  # me, the receiver
 _SELF = frozenset({"my", "mine", "me", "i", "myself", "i'm", "i've", "im"})
 _WORD = re.compile(r"[a-z0-9]+")
+_CUT_SHORT = re.compile(r"\x00\s*(?:[,.;!?]|$|\s(?:then|and|after|before|please)\b)")  # "the living, then"
 
 
 def _stem(word: str) -> str:
@@ -102,6 +103,9 @@ def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
                           if w != "s"]  # "Hiro's bedroom": the possessive is no word of its own
             if name_words and all(w in said for w in name_words):
                 score += 3.0
+            elif typ == "room" and len(name_words) > 1 and _CUT_SHORT.search(text.lower().replace(
+                    f"the {name_words[0]}", "\x00")):
+                score += 2.0  # "put the desk in the living, then ...": a room's name cut short
             elif typ == "person" and name.lower() == me:
                 score += 2.0 if _TO_ME.search(text.lower()) else 0.5  # "bring it to me": the speaker is the target
         else:

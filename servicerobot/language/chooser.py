@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 from itertools import combinations
 
-from servicerobot.language import decompose
+from servicerobot.language import decompose, spelling
 from servicerobot.language.base import LanguageModelError, Scored, ScoringModel, Usage
 from servicerobot.language.candidates import (
     _stem,
@@ -71,7 +71,7 @@ _MAX_SEQ_KEPT = 48  # answers of a beam call scored to their end whatever the be
 _END_WEIGHT = 2.0
 _KIND_WEIGHT = 4.0
 _STATE_SAID = 2.0  # nats a kind's relation or state gains where the words say its predicate ("clean the mop")
-_COUNT_WEIGHT = 4.0  # ... and of naming as many of a named kind as the words ask for (`decompose.counted`)
+_COUNT_WEIGHT = 8.0  # ... and of naming as many of a named kind as the words ask for (`decompose.counted`)
 
 
 def english_messages(prompt: str, text: str, speaker: str, view: tuple[list[Atom], list[str]],
@@ -202,6 +202,7 @@ class ChoosingInterpreter:
            `decompose.build` makes from the answers of 1 and 2, beside the best single; the best of the
            enumeration's answers by the lexical prior, then between it and the built goals by `decompose.decide`.
         """
+        text = spelling.correct(text, spelling.vocabulary(context))
         rel = relevance(context, text, speaker)
         view = prompt_view(context, text, speaker, self.max_facts, rel)
         named_rooms = _named_rooms(context, rel)
@@ -287,7 +288,8 @@ class ChoosingInterpreter:
         fit = [decompose.coverage(finals[i], found, context) for i in among]
         self.decomposition.update(scores=[(round(sum(tokens[i][:-1]), 3), round(tokens[i][-1], 3)) if tokens[i] else None
                                           for i in among], fit=[round(f, 3) for f in fit],
-                                  counted=[numbers[i] for i in among], said=[said[i] for i in among])
+                                  counted=[numbers[i] for i in among], said=[said[i] for i in among],
+                                  goals=[finals[i] for i in among])
         return finals[among[decompose.decide([tokens[i] for i in among], fit, self.end_weight, self.kind_weight,
                                              [numbers[i] for i in among], self.count_weight)]]
 
@@ -314,6 +316,7 @@ class ChoosingInterpreter:
 
     def interpret_update(self, text: str, speaker: str, context: Context, feedback: Sequence[str] = ()) -> Delta:
         """The likeliest change among the enumerated ones and unions of the best few."""
+        text = spelling.correct(text, spelling.vocabulary(context))
         rel = relevance(context, text, speaker)
         view = prompt_view(context, text, speaker, self.max_facts, rel)
         named_rooms = _named_rooms(context, rel)

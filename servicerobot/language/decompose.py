@@ -49,11 +49,13 @@ _STOP = frozenset({"and", "or", "to", "from", "in", "on", "into", "onto", "at", 
 _NOT_SUBJECTS = ("person", "robot")
 _YES_AT = 0.5  # an unnamed kind is involved when the model's calibrated P(yes) is above this
 _MARGIN = 1.0  # nats of yes over the median kind's that make a calibrated even chance (chosen on the dev sets)
+_FAIR = -1.0  # log-odds of yes that involve a kind where the words name none (dev sets)
+_NAMED_SHIFT = 2.0  # nats more of yes an unnamed kind needs where the words name movable things (dev sets)
 _GAP = 1.0  # nats between two groups of kinds' odds that split them (`_gap`)
 _GAP_MOST = 9  # ... with at most this many kinds above the gap
 _GAP_FLOOR = -1.5  # ... none of them more than this many nats below the calibrated even chance
 _TARGETS = 10  # relation targets offered per kind (those the words name most strongly)
-_MAX_KINDS = 6  # involved kinds joined at most
+_MAX_KINDS = 8  # involved kinds joined at most
 _KEYS = 8  # relations and states offered per kind
 
 
@@ -197,7 +199,42 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
             kind.named = bool(hits) or by_word and strongest > 0 and strongest >= best - 0.25
         kind.position = hits[0] if hits else (500 if kind.named else 10_000)
         kind.count = quantity(text, kind.noun) if hits else quantity(text, "\x00")
+    _name_contents(context, stems, list(out.values()))
     return sorted(out.values(), key=lambda k: (k.position, k.noun))
+
+
+_CONTENTS = frozenset({"object", "thing", "item", "content", "stuff", "everything", "belonging"})
+_OUT_OF = frozenset({"from", "in", "on", "inside", "off", "out", "of"})
+
+
+def _name_contents(context: Context, stems: Sequence[str], found: Sequence[Kind]) -> None:
+    """"Remove the objects from the shelf and locker", "everything in the fridge": the kinds whose things are
+    all in or on the fixtures the words name there are named, as many as there are."""
+    held: dict[str, str] = {}  # thing -> the fixture it is in or on
+    for atom in context.facts:
+        if len(atom.args) == 2 and atom.args[0] != context.robot and is_fixed(context, atom.args[1]) and \
+                context.entities.get(atom.args[1], {}).get("type") != "room" and not is_fixed(context, atom.args[0]):
+            held.setdefault(atom.args[0], atom.args[1])
+    heads: dict[str, set[str]] = {}
+    for holder in set(held.values()):
+        heads.setdefault(_stem(head_noun(str(context.entities[holder].get("noun") or holder))), set()).add(holder)
+    holders: set[str] = set()
+    for i, w in enumerate(stems):
+        if w not in _CONTENTS or i + 1 >= len(stems) or stems[i + 1] not in _OUT_OF:
+            continue
+        found_one = False
+        for after in stems[i + 2:i + 10]:  # "from the shelf and (the) locker", not "... on the desk"
+            if after in heads:
+                holders |= heads[after]
+                found_one = True
+            elif after not in _PHRASE_WORDS and (found_one or after not in _OUT_OF):
+                break
+    if not holders:
+        return
+    for kind in found:
+        if not kind.fixed and not kind.named and kind.names and all(held.get(n) in holders for n in kind.names):
+            kind.named, kind.count = True, None
+            kind.position = min(kind.position, 400)
 
 
 _PLACE_WORDS = frozenset({"in", "into", "on", "onto", "to", "from", "at", "under", "inside", "near", "by", "with",
@@ -237,7 +274,14 @@ def ask_kinds(score: Callable[[list, list[str]], list[list[float]]], text: str, 
     # the median kind's odds are the model's yes to a kind it has no reason for (its bias on this prompt);
     # never more than even odds
     bias = min(0.0, sorted(odds)[(len(odds) - 1) // 2]) + _MARGIN
-    bias = min(bias, _gap(found, odds, bias))
+    if any(k.named and not k.fixed for k in found):
+        # a request that names the things it moves or changes ("put the apples in the fridge") involves others
+        # less often than one that names none
+        bias += _NAMED_SHIFT
+    else:
+        # one that names none ("set the table") involves what the model gives fair odds, however many kinds
+        # of the scene it gives them (a small dining room's median kind is tableware)
+        bias = min(bias, _gap(found, odds, bias), _FAIR)
     for kind, o in zip(found, odds):
         kind.p_yes = 1.0 / (1.0 + math.exp(bias - o))
 
@@ -301,6 +345,15 @@ def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str
                 held = [f"({pred} {n})" for n in kind.names if holds(f"({pred} {n})", context)]
                 if held:
                     out[key] = held
+    if text and kind.named:  # out of where its things are now, where the words name it ("remove the books from the shelf")
+        said = {_stem(w) for w in _tokens(text)}
+        sig = signatures(context.domain)
+        for atom in sorted(a for a in context.facts if len(a.args) == 2 and a.args[0] in kind.names):
+            holder = context.entities.get(atom.args[1], {})
+            types = [str(context.entities[n].get("type", "object")) for n in atom.args]
+            if holder.get("type") != "room" and _stem(head_noun(str(holder.get("noun") or ""))) in said \
+                    and sig.can(context.domain, atom.predicate, types, False):
+                out.setdefault(f"(not ({atom.predicate} ? {atom.args[1]}))", []).append(f"(not {atom})")
     for goal in goal_candidates(context, list(kind.names) + list(places), asked=kind.names):
         inner = goal[5:-1] if goal.startswith("(not ") else goal
         if goal.startswith("(forall") or "(" in inner[1:]:
@@ -457,14 +510,16 @@ def conjoin(literals: Sequence[str]) -> str:
 
 
 def counted(goals: Sequence[str], found: Sequence[Kind]) -> list[int]:
-    """Per goal, minus the kinds the words name whose things it names in another number than the words ask
-    for: "three apples" asks for three, "all the apples" or "the apples" for as many as any goal offered
-    names (every one for which the goal is news). A kind a goal leaves out, or quantifies over, is not
-    counted here (`coverage` weighs leaving it out)."""
+    """Per goal, minus the kinds the words name (or give a number for: "set the table for two") whose things it
+    names in another number than the words ask for: "three apples" asks for three, "all the apples" or "the
+    apples" for as many as any goal offered names (every one for which the goal is news). A kind a goal
+    leaves out, or quantifies over, is not counted here (`coverage` weighs leaving it out)."""
     said = [set(goal.replace("(", " ").replace(")", " ").split()) for goal in goals]
     quantified = ["forall" in s for s in said]
     out = [0] * len(goals)
-    for kind in (k for k in found if k.named):
+    # and the kinds the model says the request involves, where the words give a number ("set the table for two
+    # people": two plates)
+    for kind in (k for k in found if k.named or k.count is not None and k.p_yes > _YES_AT):
         numbers = [len(s & set(kind.names)) for s in said]
         # "five glasses" where four are news asks for the four
         wanted = min(kind.count or 10**6, max(numbers, default=0))
