@@ -328,3 +328,20 @@ def test_taking_things_out_of_where_they_are_is_a_relation_offered():
 def test_a_room_named_by_the_first_word_of_its_name(text, room):
     context = _office()
     assert ("living_room" in relevance(context, text, "Ana")) == room
+
+
+def test_a_whole_noun_said_names_no_other_kind_of_its_head():
+    """PyBullet's items are nouns with their colour: "the green box" names the green box, not the blue one."""
+    from servicerobot.scenes.household import household_domain
+
+    entities = {"robot": {"type": "robot", "noun": "robot"}, "kitchen": {"type": "room", "noun": "kitchen"}}
+    for i, colour in enumerate(("green", "blue", "white"), 1):
+        entities[f"box_{i}"] = {"type": "gadget", "noun": f"{colour} box", "colour": colour}
+    facts = frozenset(Atom("in-room", (f"box_{i}", "kitchen")) for i in (1, 2, 3))
+    context = Context(household_domain(), entities, facts, "robot")
+    text = "There is a suspicious green box in the kitchen. Could you check it?"
+    named = [k.noun for k in decompose.kinds(context, text, relevance(context, text, "Ana")) if k.named]
+    assert named == ["green box"]
+    text = "Check the boxes."  # the head alone still names every kind of it
+    named = {k.noun for k in decompose.kinds(context, text, relevance(context, text, "Ana")) if k.named}
+    assert named == {"green box", "blue box", "white box"}

@@ -157,3 +157,15 @@ def test_plural_and_head_of_noun_phrases(phrase, many, head):
     from servicerobot.language.verbalize import head_noun, plural
 
     assert plural(phrase) == many and head_noun(phrase) == head
+
+
+def test_a_predicate_named_after_its_subjects_type_and_a_noun_that_says_its_colour():
+    """The PyBullet world's `item-on` of an item is "is on"; its items' nouns carry their colour, said once."""
+    from servicerobot.pddl import parse_domain
+
+    domain = parse_domain("""(define (domain t) (:requirements :strips :typing)
+      (:types item furniture - object) (:predicates (item-on ?i - item ?f - furniture)))""")
+    entities = {"cube_1": {"type": "item", "noun": "blue cube", "colour": "blue"},
+                "desk_2": {"type": "furniture", "noun": "desk"}}
+    say = Verbalizer(entities, sorted(entities), domain=domain)
+    assert say.goal("(item-on cube_1 desk_2)") == "the blue cube is on the desk"

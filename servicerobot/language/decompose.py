@@ -171,13 +171,14 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
     # where the words say a kind's whole noun of several words, no kind of its head alone is named ("a
     # rotting apple" names no apple)
     wholes = {k.noun: [_stem(w) for w in k.noun.lower().split()] for k in out.values()}
-    claims = [(len(whole), i + j) for whole in wholes.values() if len(whole) > 1
+    claims = [(len(whole), i + j, noun) for noun, whole in wholes.items() if len(whole) > 1
               for i in range(len(stems)) if stems[i:i + len(whole)] == whole for j in range(len(whole))]
     noun_words = {w for whole in wholes.values() for w in whole}
     for kind in out.values():
         head = _stem(head_noun(kind.noun))
         whole = wholes[kind.noun]
-        claimed = {i for size, i in claims if size > len(whole)}
+        # words another kind's whole noun takes, as long as this one's ("the green box" names no white box)
+        claimed = {i for size, i, noun in claims if size >= len(whole) and noun != kind.noun}
         head_hits = [i for i, s in enumerate(stems) if s == head and i not in claimed]
         hits = [i for i in range(len(stems)) if stems[i:i + len(whole)] == whole and i not in claimed]
         if not hits and not kind.fixed:  # "the shirts" name the dirty shirts; "each room" names no room

@@ -9,7 +9,9 @@ __all__ = ["entity_phrase"]
 
 def entity_phrase(info: Mapping) -> str:
     """How people name an entity from its catalogue record: "Ana's red mug", "fridge", "kitchen"."""
-    words = [str(info[k]) for k in ("mark", "colour") if info.get(k)]
-    words.append(str(info.get("noun") or info.get("label") or info.get("type", "thing")))
+    noun = str(info.get("noun") or info.get("label") or info.get("type", "thing"))
+    said = set(noun.lower().split())
+    words = [str(info[k]) for k in ("mark", "colour") if info.get(k) and str(info[k]).lower() not in said]
+    words.append(noun)  # "the green box", not "the green green box" where the noun says its colour
     phrase = " ".join(words)
     return f"{info['owner']}'s {phrase}" if info.get("owner") else phrase
