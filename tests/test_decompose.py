@@ -345,3 +345,30 @@ def test_a_whole_noun_said_names_no_other_kind_of_its_head():
     text = "Check the boxes."  # the head alone still names every kind of it
     named = {k.noun for k in decompose.kinds(context, text, relevance(context, text, "Ana")) if k.named}
     assert named == {"green box", "blue box", "white box"}
+
+
+def _ask(odds: list[float], named=()) -> list[float]:
+    """Each kind's calibrated P(yes), from a fake model whose log-odds of yes for kind i is odds[i]."""
+    found = [decompose.Kind(f"k{i}", [f"x{i}"], named=i in named) for i in range(len(odds))]
+
+    def score(messages, answers):
+        return [[odds[i // 2] if i % 2 == 0 else 0.0, -0.1] for i in range(len(answers))]
+
+    decompose.ask_kinds(score, "a request", "Ana", found)
+    return [k.p_yes for k in found]
+
+
+def test_kinds_are_involved_at_fair_odds_where_the_words_name_none():
+    """A small dining room: plates, napkins, spoons, forks, knives, glasses and a vase. The median kind is a fork,
+    and its calibration would say no to forks; where the words name nothing, fair odds (above -1) involve."""
+    odds = [1.09, 0.75, -0.14, -0.49, -0.8, -1.65, -2.14]
+    p = _ask(odds)
+    assert all(x > decompose._YES_AT for x in p[:5]) and all(x < decompose._YES_AT for x in p[5:])
+
+
+def test_a_request_naming_its_things_involves_others_less():
+    """"Put all the shoes in the bathroom": the vase the model half says yes to is not involved, though the
+    same odds without a named kind would be."""
+    odds = [3.71, -2.43, -3.44, -3.91, -4.23, -5.56]
+    assert _ask(odds, named=(0,))[1] < decompose._YES_AT
+    assert _ask(odds)[1] > decompose._YES_AT  # (where nothing is named, the gap below the vase would involve it)
