@@ -208,12 +208,12 @@ def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], lis
                     dropped.append(f"{c.count} of {'/'.join(c.classes)} asked, the scene has {len(things)}")
                 things = things[:c.count]
 
-            def there(t: str) -> str:
+            def there(t: str, loc: str = loc, room: str = rooms[0]) -> str:
                 # judging another reader's state, a thing on or in something that stands in the room is in it
                 # ("gather the parts in the dining room": on the dining table there)
                 alts = [f"({p} {t} {x})" for x in sorted(dw.objects) if any_target and x != t and
-                        dw.room_of.get(x) == rooms[0] and (p := _relation(dw, t, x)) is not None]
-                return f"(or ({loc} {t} {rooms[0]}) {' '.join(alts)})" if alts else f"({loc} {t} {rooms[0]})"
+                        dw.room_of.get(x) == room and (p := _relation(dw, t, x)) is not None]
+                return f"(or ({loc} {t} {room}) {' '.join(alts)})" if alts else f"({loc} {t} {room})"
 
             if any_target and c.count is not None and things:
                 # "at least one PC accessory": any of them, judged; one literal per thing this reading picked
