@@ -169,6 +169,7 @@ def adapter_on(root: Path, poses: int, limit: int | None = None, per_building: i
         run = adapter(len(graphs), poses, "random", graphs=graphs)
         out[building] = {"scenes": run["scenes"], "poses": run["poses"], "seconds": run["seconds"],
                          "closed_world": run["closed_world"],
+                         "enclosed_fixtures_not_in_truth": run["enclosed_fixtures_not_in_truth"],
                          **{k: {m: run[k][m] for m in ("precision", "recall", "truth")}
                             for k in ("in_view", "in_view_items", "in_view_fixtures", "room", "support")}}
         print(json.dumps({"adapter": building, **out[building]}), file=sys.stderr, flush=True)
@@ -187,7 +188,8 @@ def speed_on(root: Path, n_steps: int, limit: int | None = None) -> dict:
     out = {"generated": speed(n_steps)}
     for building, path in sorted(first.items()):
         out[building] = speed(n_steps, scene_graph=str(path))
-    return {name: {k: run[k] for k in ("steps_per_s", "render_fps", "look_arounds_per_s", "inspections_during_steps")}
+    return {name: {k: run[k] for k in ("steps_per_s", "steps_per_cpu_s", "render_fps", "look_arounds_per_s",
+                                       "inspections_during_steps", "looks_reused_during_steps")}
             for name, run in out.items()}
 
 

@@ -100,6 +100,15 @@ class SemanticIndex:
     def __post_init__(self) -> None:
         self._receptacles = [o for sid, o in self.objects.items() if sid not in self.movable
                              and class_type(o.class_) in _RECEPTACLES]
+        # The receptacles as arrays (boxes, kinds, volumes), for `support`; semantic ids -> movable, for `observe`.
+        rec = self._receptacles
+        self._rec_lo = np.array([o.lo for o in rec], dtype=float).reshape(-1, 3)
+        self._rec_hi = np.array([o.hi for o in rec], dtype=float).reshape(-1, 3)
+        self._rec_surface = np.array([class_type(o.class_) in _SURFACES for o in rec], dtype=bool)
+        self._rec_volume = np.array([float(np.prod(o.size)) for o in rec], dtype=float)
+        top = max([*self.objects, *self.movable, 0])
+        self.movable_lut = np.zeros(top + 1, dtype=bool)
+        self.movable_lut[list(self.movable)] = True
 
     @classmethod
     def from_semantic_scene(cls, ss: Any, movable: frozenset[int] = frozenset()) -> SemanticIndex:
@@ -134,22 +143,19 @@ class SemanticIndex:
         or on (the closest top wins); inside beats on. The box's centre is `centre`, or anywhere in the x-y
         `region` (lo, hi) when given (the x-y extent of the points seen of an item)."""
         c_lo, c_hi = (centre[:2], centre[:2]) if region is None else region
-        best = None
-        for r in self._receptacles:
-            lo, hi = r.lo, r.hi
-            if not (lo[0] - margin <= c_hi[0] and c_lo[0] <= hi[0] + margin
-                    and lo[1] - margin <= c_hi[1] and c_lo[1] <= hi[1] + margin):
-                continue
-            # A thin item on a low table lies within its box's margin, but nothing goes inside a surface.
-            if class_type(r.class_) not in _SURFACES and lo[2] - margin <= bottom and top <= hi[2] + margin:
-                cand = (0, float(np.prod(r.size)), "inside", r.semantic_id)
-            elif abs(bottom - hi[2]) <= margin:
-                cand = (1, abs(bottom - float(hi[2])), "on", r.semantic_id)
-            else:
-                continue
-            if best is None or cand[:2] < best[:2]:
-                best = cand
-        return None if best is None else (best[2], best[3])
+        lo, hi = self._rec_lo, self._rec_hi
+        near = np.all((lo[:, :2] - margin <= c_hi) & (c_lo <= hi[:, :2] + margin), axis=1)
+        # A thin item on a low table lies within its box's margin, but nothing goes inside a surface.
+        inside = near & ~self._rec_surface & (lo[:, 2] - margin <= bottom) & (top <= hi[:, 2] + margin)
+        if inside.any():
+            k = np.flatnonzero(inside)[np.argmin(self._rec_volume[inside])]  # the smallest holds it
+            return "inside", self._receptacles[k].semantic_id
+        gap = np.abs(bottom - hi[:, 2])
+        on = near & (gap <= margin)
+        if on.any():
+            k = np.flatnonzero(on)[np.argmin(gap[on])]  # the closest top
+            return "on", self._receptacles[k].semantic_id
+        return None
 
 
 def _category(node: Any) -> str:
@@ -244,27 +250,29 @@ def observe(views: list[View], index: SemanticIndex, min_pixels: int = 4, max_ra
     Fixed objects keep their semantic-scene box; a movable one's box is its known size placed under the
     highest depth point seen of it (its top), centred on the median of its points; it rests on or in the
     receptacle under that centre, or when none is, under any of its points seen, when they lie within its
-    size (a pot half inside a box too small for it shows only the half that sticks out).
+    size (a pot half inside a box too small for it shows only the half that sticks out). An item that rests
+    on or in a receptacle is in that receptacle's room (a fridge of the kitchen whose box reaches into the
+    closet holds the kitchen's items); one that rests on nothing is in the room under its centre.
     """
-    movable = np.fromiter(index.movable, dtype=np.int64, count=len(index.movable))
+    lut = index.movable_lut
     ids, depths, moving_ids, moving_pts = [], [], [], []
     for view in views:
-        sem = np.asarray(view.semantic).astype(np.int64)
+        sem = np.asarray(view.semantic)
         ok = (sem > 0) & (view.depth > 0) & (view.depth < max_range)
-        ids.append(sem[ok])
+        ids.append(sem[ok].astype(np.int64))
         depths.append(view.depth[ok])
-        mov = ok & np.isin(sem, movable)  # only movable items need their points: fixed ones keep their box
+        # Only movable items need their points: fixed ones keep their box.
+        mov = ok & lut[np.minimum(sem, len(lut) - 1)] & (sem < len(lut))
         if mov.any():
-            moving_ids.append(sem[mov])
+            moving_ids.append(sem[mov].astype(np.int64))
             moving_pts.append(_points(view, mov))
     if not ids or not sum(len(i) for i in ids):
         return {}
     ids_all, depth_all = np.concatenate(ids), np.concatenate(depths)
-    order = np.argsort(ids_all, kind="stable")
-    ids_all, depth_all = ids_all[order], depth_all[order]
-    starts = np.flatnonzero(np.r_[True, np.diff(ids_all) != 0])
-    counts = np.diff(np.r_[starts, len(ids_all)])
-    nearest = np.minimum.reduceat(depth_all, starts)
+    counts = np.bincount(ids_all)  # pixels per semantic id, and the nearest depth of each (no sort: ~25x faster)
+    nearest = np.full(len(counts), np.inf, dtype=depth_all.dtype)  # one dtype: `minimum.at`'s fast path
+    np.minimum.at(nearest, ids_all, depth_all)
+    present = np.flatnonzero(counts)
     points: dict[int, np.ndarray] = {}
     if moving_ids:
         mids, mpts = np.concatenate(moving_ids), np.concatenate(moving_pts)
@@ -273,7 +281,7 @@ def observe(views: list[View], index: SemanticIndex, min_pixels: int = 4, max_ra
         bounds = np.flatnonzero(np.diff(mids)) + 1
         points = {int(chunk[0]): p for chunk, p in zip(np.split(mids, bounds), np.split(mpts, bounds))}
     out = {}
-    for sid, n, distance in zip(ids_all[starts].tolist(), counts.tolist(), nearest.tolist()):
+    for sid, n, distance in zip(present.tolist(), counts[present].tolist(), nearest[present].tolist()):
         obj = index.objects.get(sid)
         if obj is None or n < min_pixels:
             continue
@@ -289,6 +297,8 @@ def observe(views: list[View], index: SemanticIndex, min_pixels: int = 4, max_ra
                 # The median of a partly seen item is off its centre (half of it in a tiny box); points
                 # farther apart than its size were seen at several places (carried while the robot drove).
                 support = index.support(centre, bottom, top, region=(lo, hi))
+            if support is not None and index.objects[support[1]].region is not None:
+                region = index.objects[support[1]].region  # in the room of what holds it, not of its centre
         else:
             centre, bottom, top, region, support = obj.centre, float(obj.lo[2]), float(obj.hi[2]), obj.region, None
         out[sid] = Sighting(sid, n, float(distance), centre, bottom, top, region, support)

@@ -32,6 +32,7 @@ from servicerobot.envs.executor import Executor
 from servicerobot.envs.habitat.stage import (
     SHELL_T,
     TOP_OPEN,
+    WALL_HEIGHT,
     Stage,
     build_stage,
     floor_levels,
@@ -123,6 +124,9 @@ class HabitatExecutor(Executor):
         self._workdir = Path(tempfile.mkdtemp(prefix="servicerobot-habitat-"))
         self.distance = 0.0  # metres walked along geodesics, over the executor's life
         self.views_rendered = 0
+        self.looks_reused = 0  # percepts that reused the last look-around's images: nothing had moved since
+        self._version = 0  # bumped whenever the robot's images could change: an item, a door or a new stage
+        self._last_look: tuple | None = None
         self.inspections = 0  # look-arounds that drove to receptacles to look, and the metres that took
         self.inspection_distance = 0.0
         self.moved: list[str] = []  # furniture the stage moved because it cut a room off (`_clear_way`)
@@ -147,6 +151,7 @@ class HabitatExecutor(Executor):
                 self._move_fixture_entities(oid, delta)
         rom = self.sim.get_rigid_object_manager()
         rom.remove_all_objects()
+        self._version += 1
         self.name_of_sid: dict[int, str] = {self.stage.semantic_of[node]: name for name, node in self.oid_of.items()}
         self.pose: dict[int, np.ndarray] = {}  # 3DSG id -> current centre (3DSG frame)
         self.bodies: dict[int, Any] = {}
@@ -216,6 +221,7 @@ class HabitatExecutor(Executor):
             ac.height, ac.radius = 1.5, self.agent_radius
             agents.append(ac)
         self.sim = habitat_sim.Simulator(habitat_sim.Configuration(bc, agents))
+        self._version += 1
         ns = habitat_sim.NavMeshSettings()
         ns.set_defaults()
         ns.agent_height, ns.agent_radius = 1.5, self.agent_radius
@@ -376,6 +382,8 @@ class HabitatExecutor(Executor):
     def _apply(self, facts: frozenset[Atom], initial: bool = False) -> None:
         """Move items and doors so habitat shows `facts` (only what differs from the last facts)."""
         changed = facts - self.facts
+        if facts != self.facts:
+            self._version += 1
         # Larger items first: a small one then finds room beside them or lies on top, where it shows; a big
         # one piled over a small one would hide it from every camera (a plate over a knife in a sink).
         for atom in sorted(changed, key=lambda a: (-self._footprint(a), a)):
@@ -422,7 +430,10 @@ class HabitatExecutor(Executor):
         return self.name_of_sid.get(self.stage.semantic_of[oid])
 
     def _set(self, oid: int, centre: np.ndarray) -> None:
-        self.pose[oid] = np.asarray(centre, dtype=float)
+        centre = np.asarray(centre, dtype=float)
+        if oid not in self.pose or not np.array_equal(self.pose[oid], centre):
+            self._version += 1
+        self.pose[oid] = centre
         self.bodies[oid].translation = self._mn.Vector3(*to_habitat(centre))
 
     def _put(self, item: str, fixture: str, relation: str, keep: bool = False) -> None:
@@ -437,7 +448,7 @@ class HabitatExecutor(Executor):
                 and not self._clash(oid, np.asarray(obj.location)) and not self._buried(oid, fid, obj.location)):
             self._set(oid, np.asarray(obj.location))
             return
-        holder = self.graph.objects[fid]
+        holder = self._in_its_room(self.graph.objects[fid], obj.size)
         best = None
         for _ in range(40):  # the spot overlapping the fewest things already there, then under the fewest
             spot = np.asarray(place_spot(holder, obj.size, relation, self.rng))
@@ -448,18 +459,37 @@ class HabitatExecutor(Executor):
             if score == (0, 0):
                 break
         _, clash, spot = best
-        # A closed-front container (a fridge, a cabinet) keeps a pile inside its box: one that rose through
-        # its roof would show what its door hides; there the item shares the space with what is there.
-        roof = holder.box[1][2] - SHELL_T if relation == "inside" and class_type(holder.class_) not in TOP_OPEN else None
+        # A pile stays under a roof: a closed-front container's (a fridge, a cabinet: one that rose through it
+        # would show what its door hides), else the room's ceiling (CM puts 17 books on one 0.6 m magazine
+        # rack, a pile that rose to 7 m, out of every camera's view). An item that would rise through it
+        # shares the space of the pile's top, as high as it fits under the roof.
+        roof = holder.box[1][2] - SHELL_T if relation == "inside" and class_type(holder.class_) not in TOP_OPEN \
+            else WALL_HEIGHT
         first = spot
         while clash:  # no free spot left: it rests on top of what is there, as a pile does
             top = max(self.pose[o][2] + self.graph.objects[o].size[2] / 2 for o in clash)
             spot = np.array([spot[0], spot[1], top + obj.size[2] / 2 + 0.002])
-            if roof is not None and spot[2] + obj.size[2] / 2 > roof:
-                spot = first
+            if spot[2] + obj.size[2] / 2 > roof:
+                spot = np.array([spot[0], spot[1], max(first[2], roof - obj.size[2] / 2)])
                 break
             clash = self._clash(oid, spot)
         self._set(oid, spot)
+
+    def _in_its_room(self, holder: Object3D, size) -> Object3D:
+        """`holder` cut to the part of its box inside its room's box, where that holds a box of `size` (x-y): an
+        item the symbolic world puts there is seen from that room (Kemblesville's refrigerator_9 reaches
+        0.24 m into empty_room_6, the rest of it behind the room's wall); else `holder` as it is."""
+        room = self.graph.rooms.get(holder.parent_room)
+        if room is None or not all(room.size[:2]):
+            return holder
+        lo, hi = (np.asarray(x, dtype=float) for x in holder.box)
+        r_lo = np.asarray(room.location[:2]) - np.asarray(room.size[:2]) / 2
+        r_hi = np.asarray(room.location[:2]) + np.asarray(room.size[:2]) / 2
+        c_lo, c_hi = np.maximum(lo[:2], r_lo), np.minimum(hi[:2], r_hi)
+        if np.allclose(c_lo, lo[:2]) and np.allclose(c_hi, hi[:2]) or np.any(c_hi - c_lo < np.asarray(size[:2])):
+            return holder
+        centre = (*((c_lo + c_hi) / 2), holder.location[2])
+        return replace(holder, location=tuple(float(v) for v in centre), size=(*(c_hi - c_lo), holder.size[2]))
 
     def _rests_at(self, oid: int, fid: int, reach: float = 0.3) -> bool:
         """Whether item `oid` stands at `fid` in the stage: within `reach` of its box, or on a pile of items
@@ -576,6 +606,35 @@ class HabitatExecutor(Executor):
         # None reachable: the front's point all the same, so walking there fails and says why.
         point = found[-1] if found and self._reachable(home, found[-1]) else (found[0] if found else home)
         self._approaches[fixture] = point
+        return point
+
+    def _viewpoint(self, fixture: str, seen_top: float = -np.inf) -> np.ndarray:
+        """Where the robot looks at a receptacle from: where it handles it (`_approach_point`), or, where its
+        support surface or the top of what the robot saw resting there (`seen_top`: a pile) is above the
+        head camera, farther back on the same side, where the camera's upward view reaches 0.3 m over it at
+        the receptacle's front edge (over a 2 m shelf from 2.3 m away: from the approach point, 0.55 m off,
+        the camera sees its underside only): that distance, else 0.8 or 0.6 of it, whichever first is free
+        floor of its room the robot can walk to from the approach point; else the approach point."""
+        point = self._approach_point(fixture)
+        obj = self.graph.objects[self.oid_of[fixture]]
+        rise = max(float(support_points(obj, 2)[0, 2]), seen_top) + 0.3 - self.camera_height
+        up = max(self.tilts) + np.arctan(np.tan(np.deg2rad(self.hfov) / 2) * self.height / self.width)
+        here = from_habitat(point)[:2] - np.asarray(obj.location[:2])
+        if rise <= 0 or up <= 0.05 or not np.linalg.norm(here):
+            return point
+        axis = int(np.argmax(np.abs(here)))  # the side the approach point faces
+        edge = obj.location[axis] + np.sign(here[axis]) * obj.size[axis] / 2
+        for share in (1.0, 0.8, 0.6):
+            xy = np.array(obj.location[:2], dtype=float)
+            xy[1 - axis] = from_habitat(point)[1 - axis]
+            xy[axis] = edge + np.sign(here[axis]) * share * rise / np.tan(up)
+            if abs(xy[axis] - edge) <= abs(here[axis]) - obj.size[axis] / 2:
+                break  # no farther back than the approach point itself
+            candidate = self._floor_point(xy[0], xy[1])
+            if candidate is not None and self._in_room(candidate, self.scene.entities[fixture].room) and \
+                    abs(from_habitat(candidate)[axis] - edge) > abs(here[axis]) - obj.size[axis] / 2 and \
+                    self._reachable(point, candidate):
+                return candidate
         return point
 
     def _reachable(self, start: np.ndarray, goal: np.ndarray) -> bool:
@@ -695,7 +754,8 @@ class HabitatExecutor(Executor):
     def inspect_receptacles(self, views: list[View]) -> list[View]:
         """Views of the open receptacles of the room the robot stands in whose support surface `views` show
         less than half of (a table behind a wardrobe), or front-opening ones seen obliquely (a cabinet from
-        its side): the robot drives to each (nearest first) along the navmesh, faces it, looks, drives back."""
+        its side): the robot drives to each (nearest first) along the navmesh (to `_viewpoint`: farther back where
+        its surface, or a pile seen on it, is above the camera), faces it, looks, drives back."""
         todo = []
         for oid in self._open_receptacles_here():
             obj, front = self.graph.objects[oid], self.stage.openings.get(oid)
@@ -704,6 +764,8 @@ class HabitatExecutor(Executor):
                 todo.append(oid)
         if not todo:
             return []
+        seen = [s for s in observe(views, self.index, self.min_pixels, self.max_range).values()
+                if s.semantic_id in self.index.movable]
         start, yaw, walked = self.position, self.yaw, self.distance
         extra = []
         while todo:
@@ -711,7 +773,7 @@ class HabitatExecutor(Executor):
             oid = min(todo, key=lambda o: float(np.linalg.norm(np.asarray(self.graph.objects[o].location[:2]) - here)))
             todo.remove(oid)
             name = self._name_of_oid(oid)
-            if self._walk(self._approach_point(name), record=False):
+            if self._walk(self._viewpoint(name, _top_over(self.graph.objects[oid], seen)), record=False):
                 continue
             self._carry()
             self._face(name)
@@ -750,15 +812,35 @@ class HabitatExecutor(Executor):
             views += self.inspect_receptacles(views)
         return views
 
+    def _look_key(self) -> tuple:
+        """What the look-around's images depend on: the stage, the robot's pose, the items' and doors' places
+        (`_version`) and whether it drives to look (`inspect`)."""
+        return (id(self.sim), np.asarray(self.position, dtype=np.float32).tobytes(), float(self.yaw),
+                self._version, self.inspect)
+
+    def _looked(self) -> tuple[list[View], dict]:
+        """The look-around's views and sightings (`observe`); the last ones again where neither the robot nor
+        any item or door has moved since they were taken (the images would be the same), counted in
+        `looks_reused`."""
+        key = self._look_key()
+        if self._last_look is not None and self._last_look[0] == key:
+            self.looks_reused += 1
+            return self._last_look[1], self._last_look[2]
+        views = self._look()
+        sightings = observe(views, self.index, self.min_pixels, self.max_range)
+        # After the look: its drives moved what the robot holds and back, and the robot stands where it stood.
+        key = self._look_key()
+        self._last_look = (key, views, sightings)
+        return views, sightings
+
     def sightings(self):
-        return observe(self._look(), self.index, self.min_pixels, self.max_range)
+        return self._looked()[1]
 
     def percept(self, symbolic: dict) -> dict:
         room = symbolic["room"]
         fixtures = self.scene.fixtures_in(room)
         types = {n: e.pddl_type for n, e in self.scene.entities.items()}
-        views = self._look()
-        sightings = observe(views, self.index, self.min_pixels, self.max_range)
+        views, sightings = self._looked()
         return household_percept(sightings, self.name_of_sid, self.region_room, symbolic, self.facts,
                                  types, fixtures, self.surveyed_receptacles(views, sightings))
 
@@ -787,6 +869,14 @@ class HabitatExecutor(Executor):
         workdir = getattr(self, "_workdir", None)
         if workdir is not None and os.path.isdir(workdir):
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _top_over(obj: Object3D, sightings) -> float:
+    """The highest top of the items of `sightings` seen over `obj`'s footprint, above its top (a pile on it)."""
+    lo, hi = obj.box
+    tops = [s.top for s in sightings if np.all(s.centre[:2] >= np.asarray(lo[:2]))
+            and np.all(s.centre[:2] <= np.asarray(hi[:2])) and s.bottom >= hi[2] - 0.05]
+    return max(tops, default=-np.inf)
 
 
 def _moved(sg, oid: int, delta: np.ndarray):

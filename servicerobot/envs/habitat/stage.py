@@ -64,8 +64,13 @@ def stage_layout(sg: SceneGraph3D) -> SceneGraph3D:
     """`sg` as the stage lays it out: each floor's level at z = 0 and, in a building of several floors, the
     floors side by side along x (lowest first, one building width plus `FLOOR_GAP` apart), so one floor's
     walls and furniture never meet another's. Stairs are not geometry: the executor takes the robot from a
-    staircase room to the room it leads to. A one-floor building whose floor is at 0 is returned as it is."""
+    staircase room to the room it leads to. Furniture whose size the file does not give (`report.default_sized`:
+    Context Matters' additions) stands on what is under it, else on its floor: its guessed box hung at the
+    height of the point given would float (Lakeville's coffee_table_84 2.5 m up, its toy_box_88 over the
+    2.6 m walls) or sink into what it stands on. A one-floor building whose floor is at 0 and that has no such
+    furniture is returned as it is."""
     levels = floor_levels(sg)
+    sg = _grounded(sg, levels)
     if len(levels) == 1 and abs(next(iter(levels.values()))) < 1e-6:
         return sg
     lo = min(r.location[0] - r.size[0] / 2 for r in sg.rooms.values())
@@ -77,6 +82,36 @@ def stage_layout(sg: SceneGraph3D) -> SceneGraph3D:
     out.objects = {oid: replace(o, location=tuple(float(v) for v in
                                                   np.add(o.location, shift[sg.rooms[o.parent_room].floor])))
                    for oid, o in sg.objects.items()}
+    return out
+
+
+def _grounded(sg: SceneGraph3D, levels: dict[str, float]) -> SceneGraph3D:
+    """`sg` with each piece of furniture of `report.default_sized` standing on the furniture under it (the
+    highest top below its given centre of those of its floor whose footprint it overlaps: Parole's bucket_24
+    stands on bed_16 as Context Matters put it), else on its floor's level."""
+    guessed = getattr(sg.report, "default_sized", None) or []
+    moved = {}
+    for oid in guessed:
+        o = sg.objects.get(oid)
+        if o is None or class_type(o.class_) in ITEM_TYPES or o.parent_room not in sg.rooms:
+            continue
+        floor = sg.rooms[o.parent_room].floor
+        lo, hi = (np.asarray(x, dtype=float) for x in o.box)
+        base = levels[floor]
+        for other in sg.objects.values():
+            if (other.id == oid or other.id in guessed or class_type(other.class_) in ITEM_TYPES
+                    or other.parent_room not in sg.rooms or sg.rooms[other.parent_room].floor != floor):
+                continue
+            o_lo, o_hi = (np.asarray(x, dtype=float) for x in other.box)
+            if np.all(np.minimum(hi[:2], o_hi[:2]) - np.maximum(lo[:2], o_lo[:2]) > 0) and o_hi[2] <= o.location[2]:
+                base = max(base, float(o_hi[2]))
+        z = base + o.size[2] / 2
+        if abs(z - o.location[2]) > 1e-6:
+            moved[oid] = replace(o, location=(o.location[0], o.location[1], float(z)))
+    if not moved:
+        return sg
+    out = sg.copy()
+    out.objects.update(moved)
     return out
 
 
