@@ -73,3 +73,19 @@ def test_a_quantified_goal_text_ranges_over_each_universes_own_objects():
     bigger = Interpreter(DOMAIN, {"b1": "book", "b2": "book"}).compile_goal(goal)
     assert not bigger.holds({Atom("read", ("b1",))})
     assert bigger.holds({Atom("read", ("b1",)), Atom("read", ("b2",))})
+
+
+def test_a_quantified_implication_over_objects_named_as_before_tests_this_universes_objects():
+    """The ground parts of `(imply (held ?b) (read ?b))` are kept per object name across universes; each
+    goal still ranges over its own universe's books only."""
+    Interpreter.clear_shared()
+    goal = "(forall (?b - book) (imply (held ?b) (read ?b)))"
+    names = [f"b{i}" for i in range(6)]
+    first = Interpreter(DOMAIN, {n: "book" for n in names[:5]}).compile_goal(goal)
+    second = Interpreter(DOMAIN, {n: "book" for n in names[1:]}).compile_goal(goal)
+    held_b0 = {Atom("held", ("b0",))}
+    assert not first.holds(held_b0) and second.holds(held_b0)  # b0 is not a book of the second
+    held_b5 = {Atom("held", ("b5",))}
+    assert first.holds(held_b5) and not second.holds(held_b5 | {Atom("held", ("b1",)), Atom("read", ("b1",))})
+    assert second.holds({Atom("held", ("b5",)), Atom("read", ("b5",))})
+    assert second.mentioned == {Atom(p, (n,)) for p in ("held", "read") for n in names[1:]}

@@ -95,9 +95,36 @@ def test_templates_match_the_general_grounding(name, domain, objects):
     assert templated >= 1, f"no action of {name} has a template"
 
 
-def test_household_templates_cover_every_action_without_quantifiers():
+def test_household_templates_cover_every_action():
     plain = {n for n, a in HOUSEHOLD.actions.items() if action_template(a, HOUSEHOLD.constants) is None}
-    assert plain == {"run-washer", "run-dryer"}  # forall effects and exists preconditions
+    assert plain == set()
+    quantified = {n for n, a in HOUSEHOLD.actions.items() if action_template(a, HOUSEHOLD.constants).quantified}
+    assert quantified == {"run-washer", "run-dryer"}  # forall effects and exists preconditions
+
+
+@pytest.mark.parametrize("n_clothes", [0, 1, 3])
+def test_quantified_templates_read_each_universe_objects(n_clothes):
+    """run-washer's template grounds its exists and forall over the universe's clothes, as the general path
+    does, and is not shared with a universe that has other clothes."""
+    objects = {k: v for k, v in _household_objects().items() if v != "clothing"}
+    objects |= {f"shirt{i}": "clothing" for i in range(n_clothes)}
+    interp = Interpreter(HOUSEHOLD, objects)
+    rng = random.Random(n_clothes)
+    action = HOUSEHOLD.actions["run-washer"]
+    args = ("robot1", "washer1", "kitchen")
+    binding = dict(zip((v for v, _ in action.params), args))
+    general_pre = compile_test(ground_formula(action.precondition, binding, interp.universe))
+    general_eff = compile_effects(action.effects, binding, interp.universe)
+    for state in _random_states(interp, rng, 10):
+        assert interp.applicable(interp.ground("run-washer", args), state) == general_pre(state)
+        changed = interp.delta(interp.ground("run-washer", args), state)
+        fired = [(a, d) for t, a, d in general_eff.conditional if t(state)]
+        adds = general_eff.adds.union(*(a for a, _ in fired))
+        assert changed == (adds, general_eff.dels.union(*(d for _, d in fired)) - adds)
+    other = Interpreter(HOUSEHOLD, {**objects, "shirt9": "clothing"})
+    state = frozenset({Atom("inside", ("shirt9", "washer1")), Atom("dirty", ("shirt9",))})
+    assert other.delta(other.ground("run-washer", args), state) == (
+        frozenset({Atom("wet", ("shirt9",))}), frozenset({Atom("dirty", ("shirt9",))}))
 
 
 def test_interpreter_with_templates_executes_like_the_general_path():
@@ -189,3 +216,20 @@ def test_a_step_by_text_equals_parse_then_transition_with_conditional_effects():
                 assert got == (ga, str(ga), *interp.transition(ga, state)), (text, sorted(state))
             fired += got[2] is None and bool(got[3] - interp.delta(ga, frozenset())[0])
     assert fired  # some state made a conditional effect fire
+
+
+def test_an_action_written_as_printed_steps_like_any_other_spelling():
+    """`(move robot1 kitchen hall)` (as str(GroundAction) writes it) skips parse_action's general steps; other
+    spellings and bad actions still go through them, with the same answers and errors."""
+    objects = _household_objects()
+    state = {Atom("in-room", ("robot1", "kitchen")), Atom("connected", ("kitchen", "hall"))}
+    answers = []
+    for text in ("(move robot1 kitchen hall)", "( MOVE robot1  Kitchen hall )", "move robot1 kitchen hall"):
+        ga, shown, reason, adds, dels = Interpreter(HOUSEHOLD, objects).transition_text(text, state)
+        answers.append((ga, shown, reason, adds, dels))
+    assert answers[0] == answers[1] == answers[2]
+    assert answers[0][3] == {Atom("in-room", ("robot1", "hall"))}
+    for bad, words in (("(move robot1 kitchen mug1)", "mug1 is a dish"), ("(move robot1 kitchen)", "wrong arity"),
+                       ("(move robot1 kitchen attic)", "unknown object 'attic'")):
+        with pytest.raises(ActionError, match=words):
+            Interpreter(HOUSEHOLD, objects).transition_text(bad, state)

@@ -129,6 +129,7 @@ class ServiceRobotEnv(gym.Env):
         })
         self.action_space = spaces.Text(max_length=MAX_ACTION_CHARS, min_length=0, charset=CHARSET)
         self._task = None
+        self._blocked = getattr(world, "task_blocked", None)  # why the active task cannot go on, if it can say
         self._overlay: dict[str, Any] = {}
         self._percept_json: dict[int, tuple[Any, str]] = {}  # id(percept) -> (percept, its JSON)
         self._no_entities = np.zeros(n, dtype=np.int8)
@@ -166,9 +167,14 @@ class ServiceRobotEnv(gym.Env):
             raise gym.error.ResetNeeded("the episode is over: call reset() before step()")
         world, task = self.world, self._task
         self._task_failure = ""
-        executed, error = _execute(world, action)
-        self._step_in_task += 1
-        events = world.tick(task, self._step_in_task)
+        if type(action) is str and len(action) <= MAX_ACTION_CHARS:  # _execute's checks, for the usual action
+            executed, error = world.execute(action)
+            if error and len(error) > MAX_ERROR_CHARS:
+                error = _cut(error)
+        else:
+            executed, error = _execute(world, action)
+        step_in_task = self._step_in_task = self._step_in_task + 1
+        events = world.tick(task, step_in_task)
         utterances = self._tell(events) if events else []
         reward = -self.step_cost - (self.invalid_penalty if error else 0.0)
         terminated = truncated = False
@@ -178,7 +184,7 @@ class ServiceRobotEnv(gym.Env):
             self._completed += 1
             task_completed = True
             last_ok = True
-        elif (blocked := getattr(world, "task_blocked", str)()) or self._step_in_task >= task.budget:
+        elif ((blocked := self._blocked()) if self._blocked is not None else "") or step_in_task >= task.budget:
             self._failed += 1
             self._task_failure = blocked or "out of steps: the task's step budget ran out"
             last_ok = False
@@ -304,8 +310,13 @@ def _execute(world: World, action: Any) -> tuple[str, str]:
                     f"(e.g. '(pick-up robot mug_1 table_1 kitchen)'): {excerpt(text)}")
     executed, error = world.execute(text)
     if len(error) > MAX_ERROR_CHARS:
-        error = f"{error[:MAX_ERROR_CHARS - 60]}... ({len(error) - MAX_ERROR_CHARS + 60:,} more characters)"
+        error = _cut(error)
     return executed, error
+
+
+def _cut(error: str) -> str:
+    """An error message cut to `MAX_ERROR_CHARS`, saying how much was left out."""
+    return f"{error[:MAX_ERROR_CHARS - 60]}... ({len(error) - MAX_ERROR_CHARS + 60:,} more characters)"
 
 
 def make_env(**options: Any) -> ServiceRobotEnv:

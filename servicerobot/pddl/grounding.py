@@ -99,8 +99,7 @@ class Universe:
         """The objects of type `typ` or a subtype of it, in declaration order."""
         found = self._by_type.get(typ)
         if found is None:
-            is_subtype = self.types.is_subtype
-            fitting = {t for t in self._types_used if is_subtype(t, typ)}
+            fitting = _fitting(self.types, typ, self._types_used)
             found = tuple([name for name, t in self.objects.items() if t in fitting])
             self._by_type[typ] = found
         return found
@@ -129,10 +128,28 @@ class Universe:
         if found is None:
             if len(_INTERNED) >= MAX_INTERNED:
                 _INTERNED.clear()
-            found = _INTERNED[key] = Atom(predicate, args)
+            found = _INTERNED[key] = _new_tuple(Atom, key)  # Atom(predicate, args) without its __new__'s call
         return found
 
 
+_FITTING: dict[tuple, tuple[TypeHierarchy, frozenset[str]]] = {}  # see _fitting
+
+
+def _fitting(types: TypeHierarchy, typ: str, used: tuple[str, ...]) -> frozenset[str]:
+    """The types of `used` that are `typ` or its subtypes: asked by every new universe (a new house) for each
+    type it quantifies over, answered once per hierarchy and set of types."""
+    key = (id(types), typ, used)
+    known = _FITTING.get(key)
+    if known is not None and known[0] is types:
+        return known[1]
+    if len(_FITTING) >= 4096:
+        _FITTING.clear()
+    fitting = frozenset([t for t in used if types.is_subtype(t, typ)])
+    _FITTING[key] = (types, fitting)
+    return fitting
+
+
+_new_tuple = tuple.__new__
 MAX_INTERNED = 200_000  # atoms (and negations) kept for reuse by every universe; the table is emptied beyond
 _INTERNED: dict[tuple, Atom] = {}  # (predicate, args) -> the Atom of those
 _NEGATED: dict[Atom, GNot] = {}  # Atom -> GNot(atom)
@@ -142,6 +159,7 @@ def clear_interned() -> None:
     """Forget the atoms and negations kept for every universe (benchmarks of houses not seen before)."""
     _INTERNED.clear()
     _NEGATED.clear()
+    _PARTS.clear()
 
 
 def _negated(atom: Atom) -> GNot:
@@ -267,17 +285,33 @@ def _quantified_literals(form: tuple, var: str, values: tuple[str, ...], binding
                                                               for t in terms]), positive)
               for predicate, terms, positive in literals]
     atom, interned, negations, nodes = universe.atom, _INTERNED, _NEGATED, []
+    # A value's part depends only on its name and the body's shape: a new house whose items keep the names
+    # of an earlier one's ("mug_2") finds their parts made already.
+    shape = (inner_cls, flatten, tuple(makers))
+    known = _PARTS.get(shape)
+    if known is None:
+        if len(_PARTS) >= 256:
+            _PARTS.clear()
+        known = _PARTS[shape] = {}
+    elif len(known) >= MAX_INTERNED:
+        known.clear()
     for value in values:
-        part = []
-        for predicate, fixed, positive in makers:
-            args = (value,) if fixed is None else tuple([value if t is None else t for t in fixed])
-            a = interned.get((predicate, args)) or atom(predicate, args)  # an Atom equals its (predicate, args)
-            part.append(a if positive else negations.get(a) or _negated(a))
+        found = known.get(value)
+        if found is None:
+            part = []
+            for predicate, fixed, positive in makers:
+                args = (value,) if fixed is None else tuple([value if t is None else t for t in fixed])
+                a = interned.get((predicate, args)) or atom(predicate, args)  # an Atom equals its (predicate, args)
+                part.append(a if positive else negations.get(a) or _negated(a))
+            found = known[value] = tuple(part) if flatten else inner_cls(tuple(part))
         if flatten:
-            nodes.extend(part)
+            nodes.extend(found)
         else:
-            nodes.append(inner_cls(tuple(part)))
+            nodes.append(found)
     return outer_cls(tuple(nodes))
+
+
+_PARTS: dict[tuple, dict[str, tuple | GroundNode]] = {}  # see _quantified_literals; emptied with the atoms
 
 
 def _always(state: State) -> bool:

@@ -58,8 +58,9 @@ class _DomainTables:
     """What every interpreter over one domain shares, since it depends on the domain and on names alone.
 
     `templates`: each action's template (or None: grounded by the general path). `templated`: (name, args)
-    -> (GroundAction, _Compiled) of templated actions, whose compiled form reads only the arguments' names,
-    so a new house whose rooms and fixtures keep their names finds most of its actions compiled already.
+    -> (GroundAction, _Compiled) of templated actions without quantifiers, whose compiled form reads only the
+    arguments' names, so a new house whose rooms and fixtures keep their names finds most of its actions
+    compiled already.
     `fits`: (object type, parameter type) -> whether an object of the one fits a parameter of the other,
     which every new ground action asks for each argument. `texts`: action text -> (`transition_text`'s
     lookup entry, the arguments, their types, the _Compiled), and `goals`: goal text -> (formula, the
@@ -130,14 +131,19 @@ class GroundAction:
 class _Compiled:
     """What the interpreter knows about one ground action."""
 
-    __slots__ = ("_checks", "action", "binding", "effects", "pre")
+    __slots__ = ("_checks", "action", "args", "effects", "pre")
 
-    def __init__(self, action: Action, binding: dict[str, str], pre: Test, effects: CompiledEffects):
+    def __init__(self, action: Action, args: tuple[str, ...], pre: Test, effects: CompiledEffects):
         self.action = action
-        self.binding = binding
+        self.args = args
         self.pre = pre
         self.effects = effects
         self._checks: list[tuple[Formula, Test]] | None = None
+
+    @property
+    def binding(self) -> dict[str, str]:
+        """Each parameter's object (made when asked: stepping an action never needs it)."""
+        return dict(zip((var for var, _ in self.action.params), self.args))
 
     def checks(self, universe: Universe) -> list[tuple[Formula, Test]]:
         """The precondition's top-level conjuncts, each ground and with its own test (for why_not)."""
@@ -289,25 +295,52 @@ class Interpreter:
                     raise ActionError(
                         f"{arg} is {article(otype)}, but parameter {var} of {lname} needs {article(typ)}"
                     )
-            template = self._templates[lname]
-            shared = self._templated.get((lname, largs)) if template is not None else None
-            if shared is not None:  # checked against this universe's types above; the rest reads only names
-                ga, entry = shared
-            else:
-                ga = GroundAction(lname, largs)
-                binding = dict(zip((var for var, _ in action.params), largs))
-                if template is not None:
-                    pre, effects = template.instantiate(largs, self.universe)
-                else:
-                    pre = compile_test(ground_formula(action.precondition, binding, self.universe))
-                    effects = compile_effects(action.effects, binding, self.universe)
-                entry = _Compiled(action, binding, pre, effects)
-                if template is not None:
-                    _keep(self._templated, (lname, largs), (ga, entry))
-            self._compiled[ga] = entry
-            self._ground[(lname, largs)] = ga
+            ga = self._compile_new(action, lname, largs)
         self._ground[(name, raw)] = ga
         return ga
+
+    def _compile_new(self, action: Action, name: str, args: tuple[str, ...]) -> GroundAction:
+        """Compile `(name args...)`, checked already (known action, arity, objects and their types), and
+        remember it; from the domain's shared table when its template reads only the arguments' names."""
+        template = self._templates[name]
+        shared = self._templated.get((name, args)) if template is not None else None
+        if shared is not None:  # checked against this universe's types; the rest reads only names
+            ga, entry = shared
+        else:
+            ga = GroundAction(name, args)
+            if template is not None:
+                pre, effects = template.instantiate(args, self.universe)
+            else:
+                binding = dict(zip((var for var, _ in action.params), args))
+                pre = compile_test(ground_formula(action.precondition, binding, self.universe))
+                effects = compile_effects(action.effects, binding, self.universe)
+            entry = _Compiled(action, args, pre, effects)
+            if template is not None and not template.quantified:  # else it reads this universe's objects
+                _keep(self._templated, (name, args), (ga, entry))
+        self._compiled[ga] = entry
+        self._ground[(name, args)] = ga
+        return ga
+
+    def _ground_written(self, text: str) -> GroundAction | None:
+        """The action of `text` written as `str(GroundAction)` writes it (`(move robot kitchen hall)`:
+        lower case, one space apart) and valid here, compiled without `parse_action`'s general steps; None
+        for any other text (then `parse_action` reads it, or says what is wrong)."""
+        if text[:1] != "(" or text[-1:] != ")":
+            return None
+        name, *words = text[1:-1].split(" ")
+        action = self.domain.actions.get(name)
+        if action is None or len(words) != action.arity:
+            return None
+        args = tuple(words)
+        found = self._ground.get((name, args))
+        if found is not None:
+            return found
+        objects, fits = self.universe.objects, self._fits
+        for arg, (_, typ) in zip(args, action.params):
+            otype = objects.get(arg)
+            if otype is None or not fits.get((otype, typ)):  # unknown, not fitting, or not asked yet
+                return None
+        return self._compile_new(action, name, args)
 
     def parse_action(self, text: str) -> GroundAction:
         """Read `(pick-up robot mug_1 table_1 kitchen)` or `pick-up robot mug_1 table_1 kitchen`.
@@ -458,7 +491,7 @@ class Interpreter:
             hit = shared[0]
             self._compiled[hit[2]] = shared[3]
         else:
-            ga = self.parse_action(text)
+            ga = (self._ground_written(text) if type(text) is str else None) or self.parse_action(text)
             entry = self._compiled[ga]
             effects, shown = entry.effects, str(ga)
             done = None if effects.conditional else (ga, shown, None, effects.adds, effects.dels)  # the answer

@@ -61,8 +61,17 @@ class HouseholdState:
         by_arg, where, flags, placed, held = self.by_arg, self.where, self.flags, self.placed, self.held
         for atom in delete:
             predicate, args = atom
+            if len(args) == 2:  # most atoms: two entities, no flag
+                by_arg[args[0]].discard(atom)  # a no-op for atoms that were not true
+                by_arg[args[1]].discard(atom)
+                slot = _ITEM_ARG.get(predicate)
+                if slot is not None and where.get(args[slot]) == atom:
+                    del where[args[slot]]
+                    placed.discard(args[slot])
+                    held.discard(args[slot])
+                continue
             for arg in args:
-                by_arg[arg].discard(atom)  # a no-op for atoms that were not true
+                by_arg[arg].discard(atom)
             if len(args) == 1:
                 names = flags.get(predicate)
                 if names is not None:
@@ -77,6 +86,10 @@ class HouseholdState:
                     held.discard(args[slot])
         for atom in add:
             predicate, args = atom
+            if len(args) == 2 and predicate not in _ITEM_ARG:  # most atoms: two entities, no location
+                by_arg[args[0]].add(atom)
+                by_arg[args[1]].add(atom)
+                continue
             for arg in args:
                 by_arg[arg].add(atom)
             if len(args) == 1:
