@@ -159,8 +159,8 @@ def test_plural_and_head_of_noun_phrases(phrase, many, head):
     assert plural(phrase) == many and head_noun(phrase) == head
 
 
-def test_a_predicate_named_after_its_subjects_type_and_a_noun_that_says_its_colour():
-    """The PyBullet world's `item-on` of an item is "is on"; its items' nouns carry their colour, said once."""
+def test_a_noun_that_says_its_colour_is_said_with_it_once():
+    """The PyBullet world's items' nouns carry their colour: "the blue cube", not "the blue blue cube"."""
     from servicerobot.pddl import parse_domain
 
     domain = parse_domain("""(define (domain t) (:requirements :strips :typing)
@@ -168,4 +168,4 @@ def test_a_predicate_named_after_its_subjects_type_and_a_noun_that_says_its_colo
     entities = {"cube_1": {"type": "item", "noun": "blue cube", "colour": "blue"},
                 "desk_2": {"type": "furniture", "noun": "desk"}}
     say = Verbalizer(entities, sorted(entities), domain=domain)
-    assert say.goal("(item-on cube_1 desk_2)") == "the blue cube is on the desk"
+    assert say.name("cube_1") == "the blue cube"

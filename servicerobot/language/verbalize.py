@@ -89,10 +89,6 @@ def predicate_phrase(predicate: str, params: Sequence[str | None] = (), domain=N
     words = [w for w in re.split(r"[-_\s]+", predicate.lower()) if w]
     if len(words) > 1 and words[0] in ("is", "are"):
         words = words[1:]
-    types = getattr(domain, "types", None)
-    if len(words) > 1 and params and params[0] and (words[0] == params[0] or types is not None and params[0] in types
-                                                    and words[0] in types.ancestors(params[0])):
-        words = words[1:]  # `item-on` of an item: "the cube is on the counter"
     core = " ".join(words)
     same = _SAME_AS.get(core)
     if same == "at" and arity == 2:
