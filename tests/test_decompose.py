@@ -372,3 +372,9 @@ def test_a_request_naming_its_things_involves_others_less():
     odds = [3.71, -2.43, -3.44, -3.91, -4.23, -5.56]
     assert _ask(odds, named=(0,))[1] < decompose._YES_AT
     assert _ask(odds)[1] > decompose._YES_AT  # (where nothing is named, the gap below the vase would involve it)
+
+
+def test_a_model_that_tells_no_kind_apart_involves_none_at_fair_odds():
+    """A small model that says yes to every kind alike (odds within half a nat: the 0.5B on "set the table")
+    involves nothing by fair odds; the enumeration's answer stands."""
+    assert all(x < decompose._YES_AT for x in _ask([-0.74, -0.98, -1.04, -1.17])[1:])

@@ -50,6 +50,7 @@ _NOT_SUBJECTS = ("person", "robot")
 _YES_AT = 0.5  # an unnamed kind is involved when the model's calibrated P(yes) is above this
 _MARGIN = 1.0  # nats of yes over the median kind's that make a calibrated even chance (chosen on the dev sets)
 _FAIR = -1.0  # log-odds of yes that involve a kind where the words name none (dev sets)
+_FAIR_SPREAD = 2.0  # ... where the model's odds over the scene's kinds span at least this many nats
 _NAMED_SHIFT = 2.0  # nats more of yes an unnamed kind needs where the words name movable things (dev sets)
 _GAP = 1.0  # nats between two groups of kinds' odds that split them (`_gap`)
 _GAP_MOST = 9  # ... with at most this many kinds above the gap
@@ -281,8 +282,10 @@ def ask_kinds(score: Callable[[list, list[str]], list[list[float]]], text: str, 
         bias += _NAMED_SHIFT
     else:
         # one that names none ("set the table") involves what the model gives fair odds, however many kinds
-        # of the scene it gives them (a small dining room's median kind is tableware)
-        bias = min(bias, _gap(found, odds, bias), _FAIR)
+        # of the scene it gives them (a small dining room's median kind is tableware), where it tells the
+        # kinds apart at all (a model that says yes to every kind alike involves none so)
+        told_apart = max(odds) - min(odds) >= _FAIR_SPREAD
+        bias = min(bias, _gap(found, odds, bias), _FAIR if told_apart else bias)
     for kind, o in zip(found, odds):
         kind.p_yes = 1.0 / (1.0 + math.exp(bias - o))
 
