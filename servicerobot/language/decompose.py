@@ -284,8 +284,9 @@ def ask_kinds(score: Callable[[list, list[str]], list[list[float]]], text: str, 
         # one that names none ("set the table") involves what the model gives fair odds, however many kinds
         # of the scene it gives them (a small dining room's median kind is tableware), where it tells the
         # kinds apart at all (a model that says yes to every kind alike involves none so)
-        told_apart = max(odds) - min(odds) >= _FAIR_SPREAD
-        bias = min(bias, _gap(found, odds, bias), _FAIR if told_apart else bias)
+        bias = min(bias, _gap(found, odds, bias))
+        if max(odds) - min(odds) >= _FAIR_SPREAD:
+            bias = min(bias, _FAIR)
     for kind, o in zip(found, odds):
         kind.p_yes = 1.0 / (1.0 + math.exp(bias - o))
 

@@ -3,8 +3,8 @@ rubbish as "rubbish" would.
 
 Only a word the scene's vocabulary (its things' nouns, types and rooms, the domain's predicates, the household
 synonyms) does not know is mended, only to the one word of it one slip away (two letters swapped, one left
-out or doubled, not at its end; one mistyped in a long word), and only where the word is long enough for a slip to be told
-from another word ("cable" is never mended to "table").
+out or doubled, not at its end; one mistyped in a long word), and only where the word is long enough for a
+slip to be told from another word ("cable" is never mended to "table").
 """
 
 from __future__ import annotations
@@ -74,8 +74,8 @@ def correct(text: str, known: Iterable[str]) -> str:
         word = raw.lower()
         if len(word) < _SHORTEST or word in known or _stem(word) in stems:
             return raw
+        # (no known word shares the word's stem: it would have been known above)
         near = {k for k in candidates if _one_slip(word, k) or _one_slip(_stem(word), k)}
-        near = {k for k in near if _stem(k) not in {_stem(word)}}
         if len({_stem(k) for k in near}) != 1:
             return raw
         fix = min(near, key=len)
