@@ -378,3 +378,118 @@ def test_a_model_that_tells_no_kind_apart_involves_none_at_fair_odds():
     """A small model that says yes to every kind alike (odds within half a nat: the 0.5B on "set the table")
     involves nothing by fair odds; the enumeration's answer stands."""
     assert all(x < decompose._YES_AT for x in _ask([-0.74, -0.98, -1.04, -1.17])[1:])
+
+
+def _taps() -> Context:
+    """`_house` with two sinks, one running, and no light memory has on."""
+    context = _house()
+    entities = {**context.entities, "sink_1": {"type": "sink", "noun": "kitchen sink", "room": "kitchen"},
+                "sink_2": {"type": "sink", "noun": "bathroom sink", "room": "hall"}}
+    facts = {a for a in context.facts if a.predicate != "light-on"} | {Atom("faucet-on", ("sink_1",))}
+    return Context(context.domain, entities, frozenset(facts), "robot")
+
+
+@pytest.mark.parametrize("key,text,noun,said", [
+    ("(not (light-on ?))", "shut off every light", "light", True),  # "off": the opposite of on
+    ("(light-on ?)", "shut off every light", "light", False),  # the thing's own noun says no state
+    ("(light-on ?)", "turn on the light", "light", True),
+    ("(not (closed ?))", "open the fridge", "fridge", True),
+    ("(not (is-dirty ?))", "wash the dirty clothes", "clothes", False),
+    ("(cold ?)", "chill it in the fridge", "yogurt", True),  # a word for the state ("chill": cold)
+])
+def test_a_state_is_said_by_its_words_or_its_opposite_never_by_the_thing_noun(key, text, noun, said):
+    assert decompose.state_said(key, text, noun) is said
+
+
+def test_a_fixture_is_named_by_another_word_that_says_what_changes_of_it():
+    """"Every light and tap": a tap is a sink's faucet (`faucet-on`), so both sinks are named; "a glass of
+    water" in the kitchen sink names no sink as the thing to change."""
+    context = _taps()
+    text = "Shut off every light and tap."
+    found = {k.noun: k for k in decompose.kinds(context, text, relevance(context, text, "Ana"))}
+    assert found["kitchen sink"].named and found["bathroom sink"].named and found["kitchen sink"].count is None
+    text = "Put the plates in the kitchen sink."
+    found = {k.noun: k for k in decompose.kinds(context, text, relevance(context, text, "Ana"))}
+    assert not found["bathroom sink"].named and found["kitchen sink"].place
+
+
+def test_every_light_and_tap_off_is_one_forall_each_though_memory_has_none_on():
+    """The request is news: "off" is offered of lights memory does not have on, and the two sinks' parts
+    join into one `forall`, said once."""
+    context = _taps()
+    text = "Shut off every light and tap."
+    chosen = [k for k in decompose.kinds(context, text, relevance(context, text, "Ana")) if k.named]
+    for kind in chosen:
+        kind.keys = decompose.relation_keys(context, kind, [], text)
+        kind.best = next(k for k in kind.keys if k.startswith("(not (") and "-on " in k)
+    goals = decompose.build(context, chosen, {}, [], text)
+    both = "(and (forall (?l - light) (not (light-on ?l))) (forall (?s - sink) (not (faucet-on ?s))))"
+    assert both in goals
+    assert not any("(forall (?s" in g and "(not (faucet-on sink_" in g for g in goals)  # said once
+
+
+def test_the_chooser_reads_lights_and_taps_off_as_both_foralls():
+    context = _taps()
+    chooser = ChoosingInterpreter(Answers(liked=["off"]))
+    goal = chooser.interpret_task("We're leaving; all lights and taps off.", "Ana", context)
+    assert "(forall (?l - light) (not (light-on ?l)))" in goal and "(forall (?s - sink) (not (faucet-on ?s)))" in goal
+
+
+def test_a_state_the_words_ask_for_joins_the_kind_relation():
+    """"Chill the pasta in the fridge": the pasta in the fridge and cold, both built."""
+    from servicerobot.scenes.household import household_domain
+
+    entities = {"kitchen": {"type": "room", "noun": "kitchen"},
+                "fridge_1": {"type": "container", "noun": "fridge", "room": "kitchen"},
+                "pasta_1": {"type": "food", "noun": "pasta"}, "robot": {"type": "robot", "noun": "robot"}}
+    context = Context(household_domain(), entities, frozenset({Atom("chills", ("fridge_1",)),
+                                                               Atom("closed", ("fridge_1",))}), "robot")
+    text = "Chill the pasta in the fridge."
+    pasta = next(k for k in decompose.kinds(context, text, relevance(context, text, "Ana")) if k.noun == "pasta")
+    pasta.keys = decompose.relation_keys(context, pasta, ["fridge_1"], text)
+    pasta.best = "(inside ? fridge_1)"
+    assert decompose.said_states(pasta, text) == ["(cold ?)"]
+    pasta.also = decompose.said_states(pasta, text)
+    assert decompose.build(context, [pasta], {}, [], text)[0] == "(and (inside pasta_1 fridge_1) (cold pasta_1))"
+
+
+def test_a_count_holds_with_the_things_already_there_and_one_relation_for_all():
+    """"Both magazines on the shelf" where one is there already: moving the other one is both; one there and
+    the other on the bookshelf is not."""
+    context = Context(_house().domain, {"magazine_1": {"type": "item", "noun": "magazine"},
+                                        "magazine_2": {"type": "item", "noun": "magazine"}},
+                      frozenset({Atom("on", ("magazine_1", "shelf_1"))}), "robot")
+    magazines = decompose.Kind("magazine", ["magazine_1", "magazine_2"], named=True, count=2)
+    other = "(on magazine_2 shelf_1)"
+    split = "(and (on magazine_2 shelf_1) (on magazine_1 bookshelf_1))"
+    both_elsewhere = "(and (on magazine_1 bookshelf_1) (on magazine_2 bookshelf_1))"
+    assert decompose.counted([other, split, both_elsewhere], [magazines], context) == [0, -1, 0]
+
+
+def test_a_fixture_named_as_the_place_stays_a_place_though_the_model_involves_it():
+    """"Store the bread in the fridge": the model says yes to the fridge, which makes it a kind of its own,
+    and the bread can still go in it."""
+    from servicerobot.scenes.household import household_domain
+
+    entities = {"kitchen": {"type": "room", "noun": "kitchen"},
+                "fridge_1": {"type": "fridge", "noun": "fridge", "room": "kitchen"},
+                "bread_1": {"type": "food", "noun": "bread"}, "ana": {"type": "person", "name": "Ana", "noun": "Ana"},
+                "robot": {"type": "robot", "noun": "robot"}}
+    entities |= {f"{n}_1": {"type": "item", "noun": n} for n in ("cup", "book", "vase", "kite")}
+    context = Context(household_domain(), entities, frozenset({Atom("closed", ("fridge_1",)),
+                                                               Atom("in-room", ("ana", "kitchen"))}), "robot")
+    chooser = ChoosingInterpreter(Answers(yes={"breads", "the fridge"}, liked=["the bread is in the fridge"]))
+    chooser.interpret_task("Store the bread in the fridge for me.", "Ana", context)
+    assert "the fridge" in [label for label, _ in chooser.decomposition["involved"]]
+    assert chooser.decomposition["keys"]["breads"] == "(inside ? fridge_1)"
+
+
+def test_a_word_for_the_thing_says_no_state_and_no_state_joins_its_opposite():
+    """"Lights off, taps off": "tap" names the sink (its synonym), so it asks for no `faucet-on`; the sinks'
+    chosen key "not running" is never joined by "running"."""
+    assert not decompose.state_said("(faucet-on ?)", "make sure nothing is left running: lights off, taps off",
+                                    "kitchen sink")
+    sink = decompose.Kind("kitchen sink", ["sink_1"], fixed=True, named=True)
+    sink.keys = {"(not (faucet-on ?))": ["(not (faucet-on sink_1))"], "(faucet-on ?)": ["(faucet-on sink_1)"]}
+    sink.best = "(not (faucet-on ?))"
+    assert decompose.said_states(sink, "turn the tap off, it is running") == []

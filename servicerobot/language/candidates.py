@@ -27,7 +27,7 @@ from servicerobot.pddl import Atom, Domain
 from servicerobot.pddl.model import AddEffect, DelEffect, ForallEffect, WhenEffect, effect_predicates
 
 __all__ = ["Signatures", "delta_candidates", "goal_candidates", "is_fixed", "merge", "never_reported", "relevance",
-           "signatures", "static_predicates", "words"]
+           "signatures", "static_predicates", "synonyms_of", "words"]
 
 # Household words people use for a thing under another name (both sides are stems, see `_stem`); the kinds'
 # words of planning domains too ("rubbish" names Context Matters' `disposable` things, "dishes" `tableware`).
@@ -48,6 +48,7 @@ _SYNONYMS = {
     "jean": ("jean",), "trouser": ("jean", "pant"), "pant": ("jean", "pant"), "jumper": ("sweater",),
     "pullover": ("sweater",), "controller": ("remote",), "clicker": ("remote",), "loaf": ("bread",),
     "yoghurt": ("yogurt",), "shelf": ("shelf", "bookshelf"), "table": ("table",), "desk": ("table", "desk"),
+    "chill": ("cold",), "chilled": ("cold",), "cool": ("cold",),
 }
 _TO_ME = re.compile(r"\b(?:to|bring|brings|fetch|get|getting|give|hand|pass|grab)\s+me\b")  # me, the receiver
 _SELF = frozenset({"my", "mine", "me", "i", "myself", "i'm", "i've", "im"})
@@ -63,6 +64,11 @@ def _stem(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
     return word
+
+
+def synonyms_of(stem: str) -> tuple[str, ...]:
+    """The stems a word's stem also names ("tap" -> sink, faucet)."""
+    return _SYNONYMS.get(stem, ())
 
 
 def words(text: str) -> list[str]:

@@ -249,9 +249,10 @@ class ChoosingInterpreter:
         totals, part_lps = scores_of(options, tokens[:len(options)])
         best = options[max(range(len(options)), key=lambda i: totals[i])]
         for kind in chosen:  # each kind's likeliest relation, its end of turn left out (more parts may follow)
-            mine = [(sum(t[:-1]) + _STATE_SAID * decompose.state_said(key, text) if t else ninf, key)
+            mine = [(sum(t[:-1]) + _STATE_SAID * decompose.state_said(key, text, kind.noun) if t else ninf, key)
                     for (k, key, _), t in zip(asked, tokens[len(options):]) if k is kind]
             kind.best = max(mine)[1] if mine else None
+            kind.also = decompose.said_states(kind, text)
         chosen = [k for k in chosen if k.best is not None]
         joined: list[str] = []
         if self.joins:
@@ -279,7 +280,7 @@ class ChoosingInterpreter:
         final_totals, _ = scores_of(finals, tokens)
         # as many of each named kind as the words ask for ("all the apples": not one of them), in the
         # enumeration's answers as in the built ones
-        numbers = decompose.counted(finals, found)
+        numbers = decompose.counted(finals, found, context)
         enumerated = [i for i, g in enumerate(finals) if g not in built or g == best]
         first = max(enumerated, key=lambda i: final_totals[i] + self.count_weight * numbers[i])
         if not built:
@@ -309,7 +310,8 @@ class ChoosingInterpreter:
         self.decomposition = {"kinds": {k.label(): round(k.p_yes, 2) for k in found},
                               "involved": [(k.label(), k.count) for k in chosen]}
         person = _person(context.entities, speaker)
-        places = decompose.targets(context, rel, person, rooms, exclude=[n for k in chosen for n in k.names])
+        subjects = [n for k in chosen if not k.place for n in k.names]  # a place named ("in the fridge") stays one
+        places = decompose.targets(context, rel, person, rooms, exclude=subjects)
         for kind in chosen:
             kind.keys = decompose.relation_keys(context, kind, places, text)
         return found, [k for k in chosen if k.keys], places

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from servicerobot.language.candidates import _stem, goal_candidates, is_fixed, signatures, words
+from servicerobot.language.candidates import _stem, goal_candidates, is_fixed, signatures, synonyms_of, words
 from servicerobot.language.compact import load_turns
 from servicerobot.language.interpreter import Context
 from servicerobot.language.verbalize import head_noun
@@ -37,7 +37,7 @@ from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.pddl import Atom
 
 __all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "conjoin", "counted", "coverage", "decide", "holds", "involved",
-           "kinds", "pick", "quantity", "relation_keys", "rooms_of", "state_said", "targets"]
+           "kinds", "pick", "quantity", "relation_keys", "rooms_of", "said_states", "state_said", "targets"]
 
 NUMBER_WORDS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
                 "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}
@@ -74,6 +74,7 @@ class Kind:
     count: int | None = None  # how many the words ask for (None: all)
     keys: dict[str, list[str]] = field(default_factory=dict)  # key -> its literal per thing (news only)
     best: str | None = None  # the chosen key
+    also: list[str] = field(default_factory=list)  # states the words ask of it beside `best` ("chill it in the fridge")
 
     def label(self) -> str:
         """The kind as the kinds prompt says it: "forks", "the kitchen"."""
@@ -196,6 +197,14 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
             # changes of it ("mop the floor in the kitchen": `dirty-floor`)
             state_said = bool(changeable.get(typ, set()) & set(stems))
             kind.named = bool(hits) and (state_said or any(_is_object(said, i, noun_words) for i in hits))
+            if not hits and not kind.named:
+                # named by another word for it that also says what changes of it ("every light and tap off":
+                # a tap is the sink's faucet), as every such fixture ("the taps")
+                for i, s in enumerate(stems):
+                    others = synonyms_of(s)
+                    if s not in noun_words and head in others and changeable.get(typ, set()) & set(others):
+                        kind.named, hits = True, [i]
+                        break
             kind.place = bool(hits) and not kind.named
         else:
             kind.named = bool(hits) or by_word and strongest > 0 and strongest >= best - 0.25
@@ -346,7 +355,7 @@ def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str
         for pred, decl in domain.predicates.items():
             key = f"({pred} ?)"
             if len(decl.params) == 1 and domain.types.is_subtype(typ, decl.params[0][1]) and \
-                    sig.can(domain, pred, [typ], False) and state_said(key, text):
+                    sig.can(domain, pred, [typ], False) and state_said(key, text, kind.noun):
                 held = [f"({pred} {n})" for n in kind.names if holds(f"({pred} {n})", context)]
                 if held:
                     out[key] = held
@@ -368,27 +377,45 @@ def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str
             continue
         thing = args[0]
         key = goal.replace(f" {thing})", " ?)").replace(f" {thing} ", " ? ")
-        if not holds(goal, context):
+        # a state the words ask of a named kind is news even where memory has it so already ("switch off the
+        # lights" where memory has no light on: the request says otherwise)
+        if (not holds(goal, context) or len(args) == 1 and kind.named and state_said(key, text, kind.noun)) \
+                and goal not in out.get(key, ()):
             out.setdefault(key, []).append(goal)
     rank = {n: i for i, n in enumerate(places)}  # the most strongly named places first
     order = sorted(out, key=lambda k: min((rank[a] for a in k.replace(")", " ").split() if a in rank), default=-1))
     return {k: out[k] for k in order[:_KEYS]}
 
 
-def _predicate_words(pred: str) -> set[str]:
-    """The stems of a predicate's words that say a state ("floor", "dirty" of `dirty-floor`; not "is")."""
-    return {_stem(w) for w in re.findall(r"[a-z]+", pred.lower()) if w not in _NOT_STATE_WORDS}
+def _predicate_words(pred: str, unary: bool = False) -> set[str]:
+    """The stems of a predicate's words that say a state ("floor", "dirty" of `dirty-floor`; not "is"); of a
+    one-argument predicate, "on" and "in" too ("on" of `light-on`: no place there)."""
+    skip = _NOT_STATE_WORDS - _UNARY_STATE_WORDS if unary else _NOT_STATE_WORDS
+    return {_stem(w) for w in re.findall(r"[a-z]+", pred.lower()) if w not in skip}
 
 
-def state_said(key: str, text: str) -> bool:
+_UNARY_STATE_WORDS = frozenset({"on", "in"})
+# the word that asks for a state's opposite: "switch off the lights" asks for `(not (light-on ?))`
+_OPPOSITES = {"on": ("off",), "open": ("close", "closed", "shut"), "closed": ("open",), "close": ("open",),
+              "full": ("empty",), "empty": ("full",)}
+
+
+def state_said(key: str, text: str, noun: str = "") -> bool:
     """Whether the words say the predicate of a relation key ("clean the mop": `(is-clean ?)`; "throw away":
-    no word of `thrashed`), its words other than "is", "at", "in" and the like; never of a negated one, nor
-    where the word describes a thing as it is ("wash the dirty underwear", "wash dirty underclothing")."""
-    if key.startswith("(not "):  # "the dirty clothes" say `is-dirty`, and ask for them not to be
-        return False
-    pred = key.strip("()").split()[0]
-    wanted = _predicate_words(pred)
+    no word of `thrashed`), its words other than "is", "at", "in" and the like and than the words of the
+    thing's own `noun` ("the light" says no `light-on`); never where the word describes a thing as it is
+    ("wash the dirty underwear", "wash dirty underclothing"). A negated key is said only by a word for the
+    state's opposite ("switch off the lights": `(not (light-on ?))`): "the dirty clothes" say `is-dirty` and
+    ask for them not to be."""
+    negated = key.startswith("(not ")
+    inner = key[5:-1] if negated else key
+    pred = inner.strip("()").split()[0]
+    own = {_stem(w) for w in re.findall(r"[a-z]+", noun.lower())}
+    wanted = _predicate_words(pred, unary=inner.count(" ") == 1) - own
+    if negated:
+        wanted = {o for w in wanted for o in _OPPOSITES.get(w, ())}
     said = _tokens(text)
+
     # a word before its noun says how a thing is now ("the dirty underwear", "wash dirty underclothing"), no
     # request to make it so; a request has the word last or before what it is said of ("clean the mop",
     # "clean up", "make it clean and dry")
@@ -396,7 +423,22 @@ def state_said(key: str, text: str) -> bool:
         after = said[i + 1] if i + 1 < len(said) else None
         return (after is None or after in _STATE_NEXT) and not (
             i and said[i - 1] in _PHRASE_WORDS and after is not None and after not in _PHRASE_WORDS)
-    return any(_stem(w) in wanted and request(i) for i, w in enumerate(said))
+    def says(w: str) -> bool:  # a word for the thing itself ("tap" of a sink) says no state of it
+        others = set(synonyms_of(_stem(w)))
+        return not others & own and (_stem(w) in wanted or w in wanted or bool(wanted & others))
+    return any(says(w) and request(i) for i, w in enumerate(said))
+
+
+def said_states(kind: Kind, text: str) -> list[str]:
+    """The one-thing states of `kind` the words ask for ("chill it": `(cold ?)`), beside its chosen key (never
+    that key's opposite)."""
+    chosen = _predicate_of(kind.best) if kind.best else None
+    return [k for k in kind.keys if len(k.replace("(not ", "").split()) == 2 and _predicate_of(k) != chosen
+            and state_said(k, text, kind.noun)]
+
+
+def _predicate_of(key: str) -> str:
+    return key.replace("(not ", "").strip("()").split()[0]
 
 
 def _thing(literal: str) -> str:
@@ -424,15 +466,19 @@ def _forall(context: Context, parts: Sequence[tuple[str, str, list[str]]]) -> li
     they are all of (every light and every tap off)."""
     types, out, done = context.domain.types, [], set()
     for i, (key, _, lits) in enumerate(parts):
-        if i in done or key.count("?") != 1 or len(key.replace("(not ", "").split()) != 2:
+        if i in done:  # joined into an earlier part's forall
+            continue
+        if key.count("?") != 1 or len(key.replace("(not ", "").split()) != 2:
             out.append(parts[i])
             continue
         same = [j for j, p in enumerate(parts) if p[0] == key]
         things = {_thing(lit) for j in same for lit in parts[j][2]}
         typs = {str(context.entities[n].get("type", "object")) for n in things}
         common = [t for t in types.types if t != "object" and all(types.is_subtype(x, t) for x in typs)]
-        best = min(common, key=lambda t: sum(types.is_subtype(str(e.get("type", "object")), t)
-                                             for e in context.entities.values()), default=None)
+        # the type with fewest things, the most specific of equals (sinks, not all containers)
+        best = min(common, key=lambda t: (sum(types.is_subtype(str(e.get("type", "object")), t)
+                                              for e in context.entities.values()),
+                                          sum(types.is_subtype(u, t) for u in common)), default=None)
         members = {n for n, e in context.entities.items() if best and types.is_subtype(str(e.get("type", "object")), best)}
         undone = {n for n in members if not holds(key.replace("?", n), context)}
         if best is None or not undone <= things:
@@ -458,10 +504,11 @@ def build(context: Context, chosen: Sequence[Kind], rel: Mapping[str, float], ro
     for shared in (False, True):
         parts = []
         for kind in chosen:
-            key = anchor if shared and anchor in kind.keys else kind.best
-            lits = pick(context, kind, key, kind.keys[key], rel, where, rooms) if key is not None else []
-            if lits:
-                parts.append((key, kind.noun, lits, kind.named, kind.fixed))
+            first = anchor if shared and anchor in kind.keys else kind.best
+            for key in [first, *(k for k in kind.also if k != first)] if first is not None else []:
+                lits = pick(context, kind, key, kind.keys[key], rel, where, rooms)
+                if lits:
+                    parts.append((key, kind.noun, lits, kind.named, kind.fixed))
         if parts:
             out += _variants(context, parts, every)
     return [g for g in dict.fromkeys(out) if g]
@@ -514,24 +561,46 @@ def conjoin(literals: Sequence[str]) -> str:
     return literals[0] if len(literals) == 1 else f"(and {' '.join(literals)})"
 
 
-def counted(goals: Sequence[str], found: Sequence[Kind]) -> list[int]:
+def counted(goals: Sequence[str], found: Sequence[Kind], context: Context | None = None) -> list[int]:
     """Per goal, minus the kinds the words name (or give a number for: "set the table for two") whose things it
     names in another number than the words ask for: "three apples" asks for three, "all the apples" or "the
     apples" for as many as any goal offered names (every one for which the goal is news). A kind a goal
     leaves out, or quantifies over, is not counted here (`coverage` weighs leaving it out)."""
     said = [set(goal.replace("(", " ").replace(")", " ").split()) for goal in goals]
     quantified = ["forall" in s for s in said]
+    literals = [_LITERAL.findall(goal) for goal in goals]
     out = [0] * len(goals)
     # and the kinds the model says the request involves, where the words give a number ("set the table for two
     # people": two plates)
     for kind in (k for k in found if k.named or k.count is not None and k.p_yes > _YES_AT):
-        numbers = [len(s & set(kind.names)) for s in said]
+        # the things given one and the same relation ("both magazines on the storage shelf", not one there
+        # and the other on the bookshelf)
+        numbers = [_most_alike(lits, set(kind.names), context.facts if context else frozenset()) for lits in literals]
         # "five glasses" where four are news asks for the four
-        wanted = min(kind.count or 10**6, max(numbers, default=0))
-        for i, n in enumerate(numbers):
-            if n and not quantified[i] and n != wanted:
+        wanted = min(kind.count or 10**6, max((total for _, total in numbers), default=0))
+        for i, (own, total) in enumerate(numbers):
+            if own and not quantified[i] and wanted not in (own, total):
                 out[i] -= 1
     return out
+
+
+_LITERAL = re.compile(r"\((not \()?([^\s()]+) ([^\s()]+)((?: [^\s()]+)*)\)")
+
+
+def _most_alike(literals: Sequence[tuple[str, str, str, str]], names: set[str],
+                facts: frozenset[Atom] = frozenset()) -> tuple[int, int]:
+    """The most of `names` that one relation (predicate and other arguments) is said of; and the same counting
+    those of which memory holds it already ("both magazines on the shelf" where one is there: the other one)."""
+    groups: dict[tuple[str, str, str], set[str]] = {}
+    for negated, pred, thing, rest in literals:
+        if thing in names:
+            groups.setdefault((negated, pred, rest), set()).add(thing)
+    own = max(map(len, groups.values()), default=0)
+    moved = {n for things in groups.values() for n in things}  # a thing the goal takes elsewhere is not there
+    for (negated, pred, rest), things in groups.items():
+        if not negated:
+            things.update(n for n in names if n not in moved and Atom(pred, (n, *rest.split())) in facts)
+    return own, max(map(len, groups.values()), default=0)
 
 
 def decide(tokens: Sequence[Sequence[float]], kinds_fit: Sequence[float], end_weight: float,
