@@ -493,3 +493,32 @@ def test_a_word_for_the_thing_says_no_state_and_no_state_joins_its_opposite():
     sink.keys = {"(not (faucet-on ?))": ["(not (faucet-on sink_1))"], "(faucet-on ?)": ["(faucet-on sink_1)"]}
     sink.best = "(not (faucet-on ?))"
     assert decompose.said_states(sink, "turn the tap off, it is running") == []
+
+
+@pytest.mark.parametrize("text,count", [
+    ("Get Ana's orange socks clean and dry.", None),
+    ("Bring me a pair of socks.", 1),
+    ("Bring me two pairs of socks.", 2),
+    ("Both pairs of socks go in the basket.", 2),
+])
+def test_a_kind_counted_in_pairs_is_named_and_counted_by_what_is_paired(text, count):
+    """"Socks" name the kind "pair of socks"; "a pair" is one of it, not two."""
+    assert decompose.quantity(text, "pair of socks") == count
+    from servicerobot.scenes.household import household_domain
+    context = Context(household_domain(), {"socks_1": {"type": "clothing", "noun": "pair of socks"},
+                                           "kite_1": {"type": "decor", "noun": "kite"}}, frozenset(), "robot")
+    found = {k.noun: k for k in decompose.kinds(context, text, relevance(context, text, "Ana"))}
+    assert found["pair of socks"].named and not found["kite"].named
+
+
+@pytest.mark.parametrize("text,unnamed", [("Set the table for two people.", True),
+                                          ("Put the plates on the dining table.", False)])
+def test_the_kinds_answers_weigh_more_where_the_words_name_nothing_to_move(monkeypatch, text, unnamed):
+    weights = []
+    real = decompose.decide
+    monkeypatch.setattr(decompose, "decide", lambda tokens, fit, end_w, kind_w, *a: weights.append(kind_w)
+                        or real(tokens, fit, end_w, kind_w, *a))
+    chooser = ChoosingInterpreter(Answers(yes={"forks", "plates"}, liked=["on the dining table"]),
+                                  kind_weight=4.0, kind_weight_unnamed=12.0)
+    chooser.interpret_task(text, "Ana", _house())
+    assert weights == [12.0 if unnamed else 4.0]

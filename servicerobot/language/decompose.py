@@ -104,6 +104,17 @@ def rooms_of(context: Context) -> dict[str, str]:
     return out
 
 
+_PARTITIVE = frozenset({"pair", "piece", "set"})
+
+
+def _naming_head(noun: str) -> str:
+    """The stem of the word people name a kind by: its head noun, but "socks" of "pair of socks"."""
+    said = noun.lower().split()
+    if len(said) > 2 and said[0] in _PARTITIVE and said[1] == "of":
+        return _stem(said[-1])
+    return _stem(head_noun(noun))
+
+
 def _tokens(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower().replace("'s ", " "))
 
@@ -117,12 +128,15 @@ def quantity(text: str, noun: str) -> int | None:
     of books", "the plate": 1), else the people it is for ("for two", "three of us"), else None (all: "all the
     apples", "the dishes", or a kind the words do not name)."""
     said = _tokens(text)
-    head = _stem(head_noun(noun))
+    head = _naming_head(noun)
     for i, w in enumerate(said):
         if _stem(w) != head:
             continue
         single = w == _stem(w)
         for b in reversed(said[max(0, i - 4):i]):  # the nearest count word, over adjectives, "the" and "of"
+            if _stem(b) in _PARTITIVE and head != _stem(b):  # "a pair of socks": one pair, what the kind counts
+                single = b == _stem(b)
+                continue
             if b in _ALL:
                 return 2 if b == "both" else None
             n = _number(b)
@@ -177,7 +191,7 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
               for i in range(len(stems)) if stems[i:i + len(whole)] == whole for j in range(len(whole))]
     noun_words = {w for whole in wholes.values() for w in whole}
     for kind in out.values():
-        head = _stem(head_noun(kind.noun))
+        head = _naming_head(kind.noun)
         whole = wholes[kind.noun]
         # words another kind's whole noun takes, as long as this one's ("the green box" names no white box)
         claimed = {i for size, i, noun in claims if size >= len(whole) and noun != kind.noun}
