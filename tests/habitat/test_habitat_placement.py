@@ -11,7 +11,7 @@ import pytest
 
 from servicerobot.adapters.habitat import SemanticIndex, SemanticObject, View, observe
 from servicerobot.envs.habitat.stage import WALL_HEIGHT, stage_layout
-from servicerobot.scenes.gibson import Object3D, Room3D, SceneGraph3D, to_household_scene
+from servicerobot.scenes.gibson import Object3D, Room3D, SceneGraph3D
 from servicerobot.scenes.real_3dsg import LoadReport
 
 
@@ -74,15 +74,8 @@ def _shelf_room() -> SceneGraph3D:
 
 
 @pytest.fixture(scope="module")
-def piles():
-    from servicerobot.envs.habitat.executor import HabitatExecutor
-
-    rng = np.random.default_rng(0)
-    scene = to_household_scene(_shelf_room(), rng, n_people=1)
-    ex = HabitatExecutor()
-    ex.reset(scene, scene.init, rng)
-    yield scene, ex
-    ex.close()
+def piles(start_executor):
+    return start_executor(_shelf_room())
 
 
 @habitat

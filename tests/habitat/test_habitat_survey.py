@@ -10,13 +10,12 @@ import pytest
 
 habitat_sim = pytest.importorskip("habitat_sim")
 
-from servicerobot.envs.habitat.executor import HabitatExecutor
 from servicerobot.envs.habitat.stage import from_habitat, to_habitat
 from servicerobot.memory.graph import KnowledgeGraph
 from servicerobot.memory.triplets import atom_to_triplet
 from servicerobot.memory.updates import apply_percept
 from servicerobot.pddl import Atom
-from servicerobot.scenes.gibson import Object3D, Room3D, SceneGraph3D, to_household_scene
+from servicerobot.scenes.gibson import Object3D, Room3D, SceneGraph3D
 from servicerobot.scenes.household import household_domain
 
 
@@ -39,13 +38,8 @@ def _living_room() -> SceneGraph3D:
 
 
 @pytest.fixture(scope="module")
-def room():
-    rng = np.random.default_rng(0)
-    scene = to_household_scene(_living_room(), rng, n_people=1)
-    ex = HabitatExecutor()
-    ex.reset(scene, scene.init, rng)
-    yield scene, ex
-    ex.close()
+def room(start_executor):
+    return start_executor(_living_room())
 
 
 def _named(scene, prefix: str) -> list[str]:

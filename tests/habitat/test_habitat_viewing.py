@@ -41,15 +41,11 @@ def _kitchen() -> SceneGraph3D:
 
 
 @pytest.fixture(scope="module")
-def kitchen():
-    rng = np.random.default_rng(0)
+def kitchen(start_executor):
     sg = _kitchen()
-    scene = to_household_scene(sg, rng, n_people=1)
-    facts = frozenset(a for a in scene.init if a.predicate != "closed" or a.args[0] == "wardrobe_6")
-    ex = HabitatExecutor()
-    ex.reset(scene, facts, rng)
-    yield sg, scene, ex
-    ex.close()
+    scene, ex = start_executor(sg, lambda scene: frozenset(
+        a for a in scene.init if a.predicate != "closed" or a.args[0] == "wardrobe_6"))
+    return sg, scene, ex
 
 
 def _place(ex, x: float, y: float, facing: tuple[float, float]) -> None:
