@@ -228,6 +228,11 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
     return sorted(out.values(), key=lambda k: (k.position, k.noun))
 
 
+def _holder_head(context: Context, name: str) -> str:
+    """The stem of the word a fixture is named by ("shelf" of "shelf_21")."""
+    return _stem(head_noun(str(context.entities.get(name, {}).get("noun") or name)))
+
+
 _CONTENTS = frozenset({"object", "thing", "item", "content", "stuff", "everything", "belonging"})
 _OUT_OF = frozenset({"from", "in", "on", "inside", "off", "out", "of"})
 
@@ -242,7 +247,7 @@ def _name_contents(context: Context, stems: Sequence[str], found: Sequence[Kind]
             held.setdefault(atom.args[0], atom.args[1])
     heads: dict[str, set[str]] = {}
     for holder in set(held.values()):
-        heads.setdefault(_stem(head_noun(str(context.entities[holder].get("noun") or holder))), set()).add(holder)
+        heads.setdefault(_holder_head(context, holder), set()).add(holder)
     holders: set[str] = set()
     for i, w in enumerate(stems):
         if w not in _CONTENTS or i + 1 >= len(stems) or stems[i + 1] not in _OUT_OF:
@@ -379,7 +384,7 @@ def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str
         for atom in sorted(a for a in context.facts if len(a.args) == 2 and a.args[0] in kind.names):
             holder = context.entities.get(atom.args[1], {})
             types = [str(context.entities[n].get("type", "object")) for n in atom.args]
-            if holder.get("type") != "room" and _stem(head_noun(str(holder.get("noun") or ""))) in said \
+            if holder.get("type") != "room" and _holder_head(context, atom.args[1]) in said \
                     and sig.can(context.domain, atom.predicate, types, False):
                 out.setdefault(f"(not ({atom.predicate} ? {atom.args[1]}))", []).append(f"(not {atom})")
     for goal in goal_candidates(context, list(kind.names) + list(places), asked=kind.names):
