@@ -522,3 +522,14 @@ def test_the_kinds_answers_weigh_more_where_the_words_name_nothing_to_move(monke
                                   kind_weight=4.0, kind_weight_unnamed=12.0)
     chooser.interpret_task(text, "Ana", _house())
     assert weights == [12.0 if unnamed else 4.0]
+
+
+def test_all_of_a_kind_counts_only_what_the_goal_moves():
+    """"All the towels to the laundry basket": one towel taken to the bathroom where the others are is not all
+    of them, though then all three are in the bathroom."""
+    context = Context(_house().domain, {f"towel_{i}": {"type": "item", "noun": "towel"} for i in (1, 2, 3)},
+                      frozenset(Atom("at", (f"towel_{i}", "bathroom_1")) for i in (2, 3)), "robot")
+    towels = decompose.Kind("towel", ["towel_1", "towel_2", "towel_3"], named=True, count=None)
+    one = "(at towel_1 bathroom_1)"
+    all_three = "(and " + " ".join(f"(inside towel_{i} basket_1)" for i in (1, 2, 3)) + ")"
+    assert decompose.counted([one, all_three], [towels], context) == [-1, 0]

@@ -594,7 +594,10 @@ def counted(goals: Sequence[str], found: Sequence[Kind], context: Context | None
     for kind in (k for k in found if k.named or k.count is not None and k.p_yes > _YES_AT):
         # the things given one and the same relation ("both magazines on the storage shelf", not one there
         # and the other on the bookshelf)
-        numbers = [_most_alike(lits, set(kind.names), context.facts if context else frozenset()) for lits in literals]
+        # with a number, the things already there count ("both magazines" where one is); "all the towels" asks
+        # for each to be made so (one moved beside others already in the room is not all of them moved)
+        facts = context.facts if context is not None and kind.count is not None else frozenset()
+        numbers = [_most_alike(lits, set(kind.names), facts) for lits in literals]
         # "five glasses" where four are news asks for the four
         wanted = min(kind.count or 10**6, max((total for _, total in numbers), default=0))
         for i, (own, total) in enumerate(numbers):
