@@ -122,31 +122,48 @@ class Universe:
         """The canonical Atom for (predicate, args): equal atoms are one object, so set tests are fast.
 
         An atom depends only on its names, so one table serves every universe: a new house finds the atoms
-        of names seen before (`(in-room robot kitchen)`) made already."""
+        of names seen before (`(in-room robot kitchen)`) made already. The household's generated facts and
+        people's changes are made here too, so a state's atoms are the very objects the compiled tests hold."""
         key = (predicate, args)
         found = _INTERNED.get(key)
         if found is None:
             if len(_INTERNED) >= MAX_INTERNED:
                 _INTERNED.clear()
-            found = _INTERNED[key] = _new_tuple(Atom, key)  # Atom(predicate, args) without its __new__'s call
+            found = _new_tuple(Atom, key)  # Atom(predicate, args) without its __new__'s call
+            _INTERNED[found] = found  # its own key (it equals `key`): one tuple per atom kept, not two
         return found
 
 
-_FITTING: dict[tuple, tuple[TypeHierarchy, frozenset[str]]] = {}  # see _fitting
+def interned_atoms(fillers: tuple, args: tuple[str, ...]) -> frozenset[Atom]:
+    """The canonical atoms `(predicate, fill(args))` of each `(predicate, fill)` pair, as a frozenset: what
+    `Universe.atom` gives for each, with one lookup per atom seen before (a new house's actions are mostly
+    atoms of names that earlier houses had)."""
+    get, out = _INTERNED.get, []
+    for predicate, fill in fillers:
+        key = (predicate, fill(args))
+        found = get(key)
+        out.append(found if found is not None else Universe.atom(predicate, key[1]))
+    return frozenset(out)
+
+
+_FITTING: dict[tuple, tuple[TypeHierarchy, dict[str, bool]]] = {}  # see _fitting
 
 
 def _fitting(types: TypeHierarchy, typ: str, used: tuple[str, ...]) -> frozenset[str]:
     """The types of `used` that are `typ` or its subtypes: asked by every new universe (a new house) for each
-    type it quantifies over, answered once per hierarchy and set of types."""
-    key = (id(types), typ, used)
+    type it quantifies over. Whether a type fits `typ` is answered once per hierarchy, whatever other types
+    (and in whatever order) a universe uses."""
+    key = (id(types), typ)
     known = _FITTING.get(key)
-    if known is not None and known[0] is types:
-        return known[1]
-    if len(_FITTING) >= 4096:
-        _FITTING.clear()
-    fitting = frozenset([t for t in used if types.is_subtype(t, typ)])
-    _FITTING[key] = (types, fitting)
-    return fitting
+    if known is None or known[0] is not types:
+        if len(_FITTING) >= 4096:
+            _FITTING.clear()
+        known = _FITTING[key] = (types, {})
+    fits = known[1]
+    for t in used:
+        if t not in fits:
+            fits[t] = types.is_subtype(t, typ)
+    return frozenset([t for t in used if fits[t]])
 
 
 _new_tuple = tuple.__new__
@@ -325,9 +342,10 @@ def _never(state: State) -> bool:
 def _split(items: tuple) -> tuple[frozenset, frozenset, list]:
     pos, neg, rest = [], [], []
     for item in items:
-        if isinstance(item, Atom):
+        kind = type(item)  # ground nodes are exactly these classes (or bools): no isinstance chain
+        if kind is Atom:
             pos.append(item)
-        elif isinstance(item, GNot):
+        elif kind is GNot:
             neg.append(item.atom)
         else:
             rest.append(item)
@@ -382,13 +400,17 @@ def _implications(items: list) -> tuple[Test | None, list]:
     """
     need: dict[Atom, list[Atom]] = {}
     other = []
-    for item in items:
-        if isinstance(item, GAny) and len(item.items) == 2:
+    for item in items:  # exact classes, as node_literals: a quantified goal has one item per object
+        if type(item) is GAny and len(item.items) == 2:
             a, b = item.items
-            if isinstance(a, GNot) and isinstance(b, Atom):
+            if type(a) is GNot and type(b) is Atom:
                 a, b = b, a
-            if isinstance(a, Atom) and isinstance(b, GNot):
-                need.setdefault(b.atom, []).append(a)
+            if type(a) is Atom and type(b) is GNot:
+                found = need.get(b.atom)
+                if found is None:
+                    need[b.atom] = [a]
+                else:
+                    found.append(a)
                 continue
         other.append(item)
     if len(need) < 4:  # not worth it: keep the per-item closures

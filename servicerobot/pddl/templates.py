@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 
 from servicerobot.pddl.atoms import Atom
-from servicerobot.pddl.grounding import CompiledEffects, Test, Universe, _always, _never, literals_test
+from servicerobot.pddl.grounding import (
+    CompiledEffects,
+    Test,
+    Universe,
+    _always,
+    _never,
+    interned_atoms,
+    literals_test,
+)
 from servicerobot.pddl.model import (
     TRUE,
     Action,
@@ -71,8 +79,8 @@ class ActionTemplate:
         pre, adds, dels = self._ground(args, universe)
         if self.some and pre is not _never:
             pre = _with_some(pre, [self._some_test(typ, body, args, universe) for typ, body in self.some])
-        if not (self.when or self.each):
-            return pre, CompiledEffects(adds, dels - adds, ())
+        if not (self.when or self.each):  # the usual action: its effects built without the NamedTuple's call
+            return pre, _new_tuple(CompiledEffects, (adds, dels if dels.isdisjoint(adds) else dels - adds, ()))
         conditional: list = []
         adds, dels = self._conditional(args, universe, adds, dels, conditional)
         return pre, CompiledEffects(adds, dels - adds, tuple(conditional))
@@ -127,16 +135,14 @@ class ActionTemplate:
 
     def _ground(self, args: tuple[str, ...], universe: Universe) -> tuple[Test, frozenset[Atom], frozenset[Atom]]:
         """(test of the condition, adds, deletes) for `args`, without the conditional effects."""
-        atom = universe.atom
-
         def value(slot: Slot) -> str:
             return args[slot] if type(slot) is int else slot
 
         pos_f, neg_f, adds_f, dels_f = self._fillers  # four lists, not a loop: a new house grounds hundreds
-        pos = frozenset([atom(p, fill(args)) for p, fill in pos_f]) if pos_f else _NONE
-        neg = frozenset([atom(p, fill(args)) for p, fill in neg_f]) if neg_f else _NONE
-        adds = frozenset([atom(p, fill(args)) for p, fill in adds_f]) if adds_f else _NONE
-        dels = frozenset([atom(p, fill(args)) for p, fill in dels_f]) if dels_f else _NONE
+        pos = interned_atoms(pos_f, args) if pos_f else _NONE
+        neg = interned_atoms(neg_f, args) if neg_f else _NONE
+        adds = interned_atoms(adds_f, args) if adds_f else _NONE
+        dels = interned_atoms(dels_f, args) if dels_f else _NONE
         if (self.equal or self.distinct) and (any(value(a) != value(b) for a, b in self.equal)
                                               or any(value(a) == value(b) for a, b in self.distinct)):
             return _never, adds, dels
@@ -146,6 +152,7 @@ class ActionTemplate:
 
 
 _NONE: frozenset[Atom] = frozenset()
+_new_tuple = tuple.__new__
 
 
 def _when_per_object(whens: tuple[ActionTemplate, ...], args: tuple[str, ...], values: tuple[str, ...], atom,

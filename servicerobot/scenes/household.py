@@ -18,6 +18,7 @@ import numpy as np
 
 from servicerobot.errors import SceneError
 from servicerobot.pddl import Atom, Domain, parse_domain
+from servicerobot.pddl.grounding import Universe
 from servicerobot.scenes.draws import Draws, draws
 from servicerobot.scenes.vocabulary import (
     COLOURS,
@@ -169,6 +170,9 @@ class HouseholdScene:
 
 
 _DOMAIN_CACHE: dict[str, Domain] = {}
+# The canonical Atom of (predicate, args) (`Universe.atom`): a house's facts are then the very objects that the
+# interpreter's compiled actions and goals hold, so testing them against the state compares no names.
+_atom = Universe.atom
 
 
 def household_domain_text() -> str:
@@ -293,8 +297,8 @@ def _generate_rest(config: HouseholdConfig, people: list[str],
         entities[name] = Entity(name, "room", label)
     doors = [(rooms[a].name, rooms[b].name) for a, b in door_idx]
     for a, b in doors:
-        facts.add(Atom("connected", (a, b)))
-        facts.add(Atom("connected", (b, a)))
+        facts.add(_atom("connected", (a, b)))
+        facts.add(_atom("connected", (b, a)))
 
     # Fixtures.
     fixtures_by_noun: dict[str, list[str]] = {}
@@ -311,25 +315,25 @@ def _generate_rest(config: HouseholdConfig, people: list[str],
                 attrs["owner"] = owner
             entities[name] = Entity(name, kind.pddl_type, noun, attrs, room=room.name, pos=pos)
             fixtures_by_noun.setdefault(noun, []).append(name)
-            facts.add(Atom("in-room", (name, room.name)))
+            facts.add(_atom("in-room", (name, room.name)))
             openable = kind.pddl_type in ("openable", "fridge", "washer", "dryer")
             if openable and kind.starts_closed and rng.random() < 0.85:
-                facts.add(Atom("closed", (name,)))
+                facts.add(_atom("closed", (name,)))
             if kind.pddl_type == "fridge":
-                facts.add(Atom("chills", (name,)))
+                facts.add(_atom("chills", (name,)))
             if kind.pddl_type == "light" and rng.random() < 0.3:
-                facts.add(Atom("light-on", (name,)))
+                facts.add(_atom("light-on", (name,)))
             if kind.pddl_type == "bed" and rng.random() < 0.7:
-                facts.add(Atom("made", (name,)))
+                facts.add(_atom("made", (name,)))
 
     # People and the robot.
     for person in people:
         pid = person.lower()
         entities[pid] = Entity(pid, "person", person, {"name": person})
-        facts.add(Atom("in-room", (pid, rooms[int(rng.integers(len(rooms)))].name)))
+        facts.add(_atom("in-room", (pid, rooms[int(rng.integers(len(rooms)))].name)))
     entities[ROBOT] = Entity(ROBOT, "robot", "robot")
-    facts.add(Atom("in-room", (ROBOT, rooms[0].name)))
-    facts.add(Atom("hand-empty", (ROBOT,)))
+    facts.add(_atom("in-room", (ROBOT, rooms[0].name)))
+    facts.add(_atom("hand-empty", (ROBOT,)))
 
     _place_items(config.n_items, people, fixtures_by_noun, entities, facts, rng)
     return HouseholdScene(rooms, entities, doors, frozenset(facts), grid)
@@ -402,11 +406,11 @@ def _place_items(n_items: int, people: list[str], fixtures_by_noun: dict[str, li
         home_entity = entities[home]
         home_type = home_entity.pddl_type
         relation = "on" if home_type in ("surface", "shelf", "bed") else "inside"
-        facts.add(Atom(relation, (name, home)))
+        facts.add(_atom(relation, (name, home)))
         if kind.perishable and home_type == "fridge":
-            facts.add(Atom("cold", (name,)))
+            facts.add(_atom("cold", (name,)))
         if kind.pddl_type == "dish" and (home_type == "sink" or random() < 0.15):
-            facts.add(Atom("dirty", (name,)))
+            facts.add(_atom("dirty", (name,)))
         if kind.pddl_type == "clothing" and (home_entity.noun in ("hamper", "laundry basket")
                                             or random() < 0.1):
-            facts.add(Atom("dirty", (name,)))
+            facts.add(_atom("dirty", (name,)))

@@ -17,6 +17,7 @@ import numpy as np
 from servicerobot.envs.household.language import EVENT_TEMPLATES, Describer, render_template
 from servicerobot.envs.household.state import HouseholdState
 from servicerobot.pddl import Atom
+from servicerobot.pddl.grounding import Universe
 from servicerobot.scenes.household import HouseholdScene
 
 __all__ = ["BACKGROUND_WEIGHTS", "HumanEvent", "HumanProcess"]
@@ -48,6 +49,9 @@ class HumanEvent:
                 "told_delete": _texts(self.told_removed)}
 
 
+# People's changes as canonical atoms (`Universe.atom`), the objects the house's facts and the interpreter's
+# actions hold: set tests on the state then compare no names.
+_atom = Universe.atom
 _TEXT: dict[Atom, str] = {}  # atom -> str(atom), for the atoms events keep changing
 
 
@@ -215,7 +219,7 @@ class HumanProcess:
     def place_atom(self, item: str, fixture: str) -> Atom:
         """`(on item fixture)` for surfaces, `(inside item fixture)` for containers."""
         ftype = self.scene.entities[fixture].pddl_type
-        return Atom("on" if ftype in ("surface", "shelf", "bed") else "inside", (item, fixture))
+        return _atom("on" if ftype in ("surface", "shelf", "bed") else "inside", (item, fixture))
 
     # ----------------------------------------------------------------- event kinds
     def move(self, actor: str, item: str, dest: str | None = None, category: str = "background",
@@ -231,7 +235,7 @@ class HumanProcess:
         new = self.place_atom(item, dest)
         delete = {loc}
         add = {new}
-        cold = Atom("cold", (item,))
+        cold = _atom("cold", (item,))
         if self.scene.entities[dest].pddl_type == "fridge":
             add.add(cold)
         d = self.describe
@@ -262,7 +266,7 @@ class HumanProcess:
             item = self._pick([i for i in self._movable(protected, self._dirtyable["dish"]) if i not in dirty])
         if item is None:
             return None
-        return self._flag("dirty", actor, Atom("dirty", (item,)), True, category,
+        return self._flag("dirty", actor, _atom("dirty", (item,)), True, category,
                           item=self.describe.item(item, actor))
 
     def clean(self, actor: str, protected: frozenset[str], category: str = "background"):
@@ -270,7 +274,7 @@ class HumanProcess:
         item = self._pick([i for i in self._movable(protected, self._dishes) if i in dirty])
         if item is None:
             return None
-        return self._flag("clean", actor, Atom("dirty", (item,)), False, category,
+        return self._flag("clean", actor, _atom("dirty", (item,)), False, category,
                           item=self.describe.item(item, actor))
 
     def break_(self, actor: str, protected: frozenset[str], category: str = "background"):
@@ -278,7 +282,7 @@ class HumanProcess:
         item = self._pick([i for i in self._movable(protected, self._breakable) if i not in broken])
         if item is None:
             return None
-        return self._flag("break", actor, Atom("broken", (item,)), True, category,
+        return self._flag("break", actor, _atom("broken", (item,)), True, category,
                           item=self.describe.item(item, actor))
 
     def soil(self, actor: str, protected: frozenset[str], category: str = "background", item: str | None = None):
@@ -287,7 +291,7 @@ class HumanProcess:
             item = self._pick([i for i in self._movable(protected, self._dirtyable["clothing"]) if i not in dirty])
         if item is None:
             return None
-        return self._flag("soil", actor, Atom("dirty", (item,)), True, category,
+        return self._flag("soil", actor, _atom("dirty", (item,)), True, category,
                           item=self.describe.item(item, actor))
 
     def light(self, actor: str, protected: frozenset[str], category: str = "background", on: bool | None = None,
@@ -299,7 +303,7 @@ class HumanProcess:
         light = light or self._pick(lights)
         if light is None:
             return None
-        atom = Atom("light-on", (light,))
+        atom = _atom("light-on", (light,))
         on = atom not in self.state if on is None else on
         return self._flag("light_on" if on else "light_off", actor, atom, on, category,
                           room=self.describe.room(self.scene.entities[light].room))
@@ -312,7 +316,7 @@ class HumanProcess:
         sink = self._pick(sinks)
         if sink is None:
             return None
-        atom = Atom("faucet-on", (sink,))
+        atom = _atom("faucet-on", (sink,))
         on = atom not in self.state if on is None else on
         return self._flag("faucet_on" if on else "faucet_off", actor, atom, on, category,
                           sink=self.describe.fixture(sink, actor))
@@ -321,7 +325,7 @@ class HumanProcess:
         box = self._pick([f for f in self._fixtures_of[("openable", "fridge", "washer", "dryer")] if f not in protected])
         if box is None:
             return None
-        atom = Atom("closed", (box,))
+        atom = _atom("closed", (box,))
         closing = atom not in self.state
         return self._flag("close" if closing else "open", actor, atom, closing, category,
                           container=self.describe.fixture(box, actor))
@@ -333,7 +337,7 @@ class HumanProcess:
         if item is None:
             return None
         loc = self.state.location(item)
-        add = frozenset({Atom("held-by", (item, actor))})
+        add = frozenset({_atom("held-by", (item, actor))})
         text = self._say("take", actor, item=self.describe.item(item, actor),
                          src=self.describe.fixture(loc.args[1], actor))
         return HumanEvent("take", actor, add, frozenset({loc}), text, add, frozenset({loc}), category,
@@ -350,7 +354,7 @@ class HumanProcess:
             bed = self._pick([f for f in self._fixtures_of[("bed",)] if f not in protected and f in made])
         if bed is None:
             return None
-        return self._flag("unmake", actor, Atom("made", (bed,)), False, category,
+        return self._flag("unmake", actor, _atom("made", (bed,)), False, category,
                           bed=self.describe.fixture(bed, actor))
 
     def warm(self, actor: str, protected: frozenset[str], category: str = "background", item: str | None = None):
@@ -371,7 +375,7 @@ class HumanProcess:
         if dest is None:
             return None
         new = self.place_atom(item, dest)
-        cold = Atom("cold", (item,))
+        cold = _atom("cold", (item,))
         add, delete = frozenset({new}), frozenset({loc, cold})
         text = self._say("warm", actor, item=self.describe.item(item, actor), prep="on",
                          dest=self.describe.fixture(dest, actor))
@@ -382,7 +386,7 @@ class HumanProcess:
         room = room or self._pick([r for r in self.scene.room_names if r != here])
         if room is None or room == here:
             return None
-        add, delete = frozenset({Atom("in-room", (actor, room))}), frozenset({Atom("in-room", (actor, here))})
+        add, delete = frozenset({_atom("in-room", (actor, room))}), frozenset({_atom("in-room", (actor, here))})
         text = self._say("go", actor, room=self.describe.room(room))
         return HumanEvent("go", actor, add, delete, text, add, delete, category, (actor, room))
 
