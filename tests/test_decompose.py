@@ -533,3 +533,19 @@ def test_all_of_a_kind_counts_only_what_the_goal_moves():
     one = "(at towel_1 bathroom_1)"
     all_three = "(and " + " ".join(f"(inside towel_{i} basket_1)" for i in (1, 2, 3)) + ")"
     assert decompose.counted([one, all_three], [towels], context) == [-1, 0]
+
+
+def test_a_fixture_named_as_a_tool_is_no_place_things_go():
+    """"Wash the dirty clothes using the washing machine": the machine is a tool (the clothes end clean, not
+    in it), where "in the fridge" is a place."""
+    from servicerobot.scenes.household import household_domain
+
+    entities = {"kitchen": {"type": "room", "noun": "kitchen"},
+                "washer_1": {"type": "washer", "noun": "washing machine", "room": "kitchen"},
+                "fridge_1": {"type": "fridge", "noun": "fridge", "room": "kitchen"},
+                "shirt_1": {"type": "clothing", "noun": "shirt"}}
+    context = Context(household_domain(), entities, frozenset(), "robot")
+    for text, noun, tool in (("Wash the dirty shirts using the washing machine.", "washing machine", True),
+                             ("Put the shirts in the fridge.", "fridge", False)):
+        found = {k.noun: k for k in decompose.kinds(context, text, relevance(context, text, "Ana"))}
+        assert found[noun].place and found[noun].tool is tool

@@ -69,6 +69,7 @@ class Kind:
     fixed: bool = False  # a room or fixture: involved by the model's yes unless the words make it the object
     named: bool = False  # the words name it
     place: bool = False  # the words name it only as a place or a tool ("in the fridge", "using the washer")
+    tool: bool = False  # ... as a tool ("using the washer"): no place a thing goes
     position: int = 10_000  # where the words first name it (order of the parts)
     p_yes: float = 0.0  # the model's probability that the request involves it
     count: int | None = None  # how many the words ask for (None: all)
@@ -220,6 +221,8 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
                         kind.named, hits = True, [i]
                         break
             kind.place = bool(hits) and not kind.named
+            # "using the washing machine": a tool, no place a thing goes
+            kind.tool = kind.place and any(_named_after(said, i, noun_words) in _TOOL_WORDS for i in hits)
         else:
             kind.named = bool(hits) or by_word and strongest > 0 and strongest >= best - 0.25
         kind.position = hits[0] if hits else (500 if kind.named else 10_000)
@@ -277,14 +280,22 @@ _STATE_NEXT = _PHRASE_WORDS | _PLACE_WORDS | {"up", "away", "then", "it", "them"
                                              "again", "now", "please"}
 
 
+_TOOL_WORDS = frozenset({"using", "with"})
+
+
+def _named_after(said: Sequence[str], i: int, noun_words: set[str]) -> str | None:
+    """The word before the noun phrase at `said[i]` (back over determiners, "and" and other nouns)."""
+    j = i - 1
+    while j >= 0 and (said[j] in _PHRASE_WORDS or _stem(said[j]) in noun_words):
+        j -= 1
+    return said[j] if j >= 0 else None
+
+
 def _is_object(said: Sequence[str], i: int, noun_words: set[str]) -> bool:
     """Whether the noun phrase at `said[i]` is the object of a verb ("put the desk, the lamp and ...") rather
     than a place after a preposition ("in the kitchen sink", "from the shelf and locker"): back over
     determiners, "and" and other nouns to the first other word."""
-    j = i - 1
-    while j >= 0 and (said[j] in _PHRASE_WORDS or _stem(said[j]) in noun_words):
-        j -= 1
-    return j < 0 or said[j] not in _PLACE_WORDS
+    return _named_after(said, i, noun_words) not in _PLACE_WORDS
 
 
 def ask_kinds(score: Callable[[list, list[str]], list[list[float]]], text: str, speaker: str,
