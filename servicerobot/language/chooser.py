@@ -298,8 +298,7 @@ class ChoosingInterpreter:
                                           for i in among], fit=[round(f, 3) for f in fit],
                                   counted=[numbers[i] for i in among], said=[said[i] for i in among],
                                   goals=[finals[i] for i in among])
-        moved_named = any(k.named and not k.fixed for k in found)
-        kind_weight = self.kind_weight if moved_named else self.kind_weight_unnamed
+        kind_weight = self.kind_weight if decompose.names_movable(found) else self.kind_weight_unnamed
         return finals[among[decompose.decide([tokens[i] for i in among], fit, self.end_weight, kind_weight,
                                              [numbers[i] for i in among], self.count_weight)]]
 

@@ -37,7 +37,8 @@ from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.pddl import Atom
 
 __all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "conjoin", "counted", "coverage", "decide", "holds", "involved",
-           "kinds", "pick", "quantity", "relation_keys", "rooms_of", "said_states", "state_said", "targets"]
+           "kinds", "names_movable", "pick", "quantity", "relation_keys", "rooms_of", "said_states", "state_said",
+           "targets"]
 
 NUMBER_WORDS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
                 "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}
@@ -315,7 +316,7 @@ def ask_kinds(score: Callable[[list, list[str]], list[list[float]]], text: str, 
     # the median kind's odds are the model's yes to a kind it has no reason for (its bias on this prompt);
     # never more than even odds
     bias = min(0.0, sorted(odds)[(len(odds) - 1) // 2]) + _MARGIN
-    if any(k.named and not k.fixed for k in found):
+    if names_movable(found):
         # a request that names the things it moves or changes ("put the apples in the fridge") involves others
         # less often than one that names none
         bias += _NAMED_SHIFT
@@ -328,6 +329,11 @@ def ask_kinds(score: Callable[[list, list[str]], list[list[float]]], text: str, 
             bias = min(bias, _FAIR)
     for kind, o in zip(found, odds):
         kind.p_yes = 1.0 / (1.0 + math.exp(bias - o))
+
+
+def names_movable(found: Sequence[Kind]) -> bool:
+    """Whether the words name a movable kind ("put the apples in the fridge"; not "set the table")."""
+    return any(k.named and not k.fixed for k in found)
 
 
 def _gap(found: Sequence[Kind], odds: Sequence[float], bias: float) -> float:
@@ -437,12 +443,9 @@ def state_said(key: str, text: str, noun: str = "") -> bool:
     ("wash the dirty underwear", "wash dirty underclothing"). A negated key is said only by a word for the
     state's opposite ("switch off the lights": `(not (light-on ?))`): "the dirty clothes" say `is-dirty` and
     ask for them not to be."""
-    negated = key.startswith("(not ")
-    inner = key[5:-1] if negated else key
-    pred = inner.strip("()").split()[0]
     own = {_stem(w) for w in re.findall(r"[a-z]+", noun.lower())}
-    wanted = _predicate_words(pred, unary=inner.count(" ") == 1) - own
-    if negated:
+    wanted = _predicate_words(_predicate_of(key), unary=_one_thing(key)) - own
+    if key.startswith("(not "):
         wanted = {o for w in wanted for o in _OPPOSITES.get(w, ())}
     said = _tokens(text)
 
@@ -463,12 +466,16 @@ def said_states(kind: Kind, text: str) -> list[str]:
     """The one-thing states of `kind` the words ask for ("chill it": `(cold ?)`), beside its chosen key (never
     that key's opposite)."""
     chosen = _predicate_of(kind.best) if kind.best else None
-    return [k for k in kind.keys if len(k.replace("(not ", "").split()) == 2 and _predicate_of(k) != chosen
-            and state_said(k, text, kind.noun)]
+    return [k for k in kind.keys if _one_thing(k) and _predicate_of(k) != chosen and state_said(k, text, kind.noun)]
 
 
 def _predicate_of(key: str) -> str:
     return key.replace("(not ", "").strip("()").split()[0]
+
+
+def _one_thing(key: str) -> bool:
+    """Whether a key is a state of the thing alone (`(cold ?)`, `(not (light-on ?))`), no relation."""
+    return len(key.replace("(not ", "").split()) == 2
 
 
 def _thing(literal: str) -> str:
@@ -498,7 +505,7 @@ def _forall(context: Context, parts: Sequence[tuple[str, str, list[str]]]) -> li
     for i, (key, _, lits) in enumerate(parts):
         if i in done:  # joined into an earlier part's forall
             continue
-        if key.count("?") != 1 or len(key.replace("(not ", "").split()) != 2:
+        if key.count("?") != 1 or not _one_thing(key):
             out.append(parts[i])
             continue
         same = [j for j, p in enumerate(parts) if p[0] == key]
@@ -596,8 +603,7 @@ def counted(goals: Sequence[str], found: Sequence[Kind], context: Context | None
     names in another number than the words ask for: "three apples" asks for three, "all the apples" or "the
     apples" for as many as any goal offered names (every one for which the goal is news). A kind a goal
     leaves out, or quantifies over, is not counted here (`coverage` weighs leaving it out)."""
-    said = [set(goal.replace("(", " ").replace(")", " ").split()) for goal in goals]
-    quantified = ["forall" in s for s in said]
+    quantified = ["(forall " in goal for goal in goals]
     literals = [_LITERAL.findall(goal) for goal in goals]
     out = [0] * len(goals)
     # and the kinds the model says the request involves, where the words give a number ("set the table for two
