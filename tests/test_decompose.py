@@ -3,6 +3,8 @@ built from a model's answers (a fake scoring model here; the real model is in te
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from servicerobot.language import decompose
@@ -27,6 +29,7 @@ from servicerobot.pddl import Atom
     ("Three people are coming for dinner.", "plate", 3),
     ("Set up my study: laptop on the desk, three books on the shelf.", "laptop", 1),
     ("Put 4 cups in the sink.", "cup", 4),
+    ("The white towel and the yellow towel need washing.", "towel", 2),  # each named once
 ])
 def test_quantity_reads_numbers_from_words(text, noun, count):
     assert decompose.quantity(text, noun) == count
@@ -242,12 +245,12 @@ def test_built_goals_leave_out_a_fixture_the_words_name_only_as_a_tool():
 
 def test_a_state_the_words_ask_for_is_offered_though_it_holds_now():
     """"Mop the floor, then clean the mop": the mop is clean now, but mopping dirties it; "the mop is clean"
-    is offered beside "the mop is dirty" (the only news)."""
+    is offered, and "the mop is dirty" (the only news, but the opposite of what the words ask) is not."""
     context = _cleaning()
     context = Context(context.domain, context.entities, context.facts | {Atom("is-clean", ("mop_4",))}, "robot")
     mop = decompose.Kind("mop", ["mop_4"], named=True)
     keys = decompose.relation_keys(context, mop, [], "mop the floor, then clean the mop")
-    assert keys["(is-clean ?)"] == ["(is-clean mop_4)"] and "(not (is-clean ?))" in keys
+    assert keys["(is-clean ?)"] == ["(is-clean mop_4)"] and "(not (is-clean ?))" not in keys
     assert "(is-clean ?)" not in decompose.relation_keys(context, mop, [], "mop the floor")
 
 
@@ -394,7 +397,9 @@ def _taps() -> Context:
     ("(light-on ?)", "shut off every light", "light", False),  # the thing's own noun says no state
     ("(light-on ?)", "turn on the light", "light", True),
     ("(not (closed ?))", "open the fridge", "fridge", True),
-    ("(not (is-dirty ?))", "wash the dirty clothes", "clothes", False),
+    ("(not (is-dirty ?))", "wash the dirty clothes", "clothes", True),  # "wash": the opposite of dirty
+    ("(is-dirty ?)", "wash the dirty clothes", "clothes", False),  # "dirty" before its noun: how they are now
+    ("(not (wet ?))", "the towels need washing and drying", "towel", True),
     ("(cold ?)", "chill it in the fridge", "yogurt", True),  # a word for the state ("chill": cold)
 ])
 def test_a_state_is_said_by_its_words_or_its_opposite_never_by_the_thing_noun(key, text, noun, said):
@@ -549,3 +554,43 @@ def test_a_fixture_named_as_a_tool_is_no_place_things_go():
                              ("Put the shirts in the fridge.", "fridge", False)):
         found = {k.noun: k for k in decompose.kinds(context, text, relevance(context, text, "Ana"))}
         assert found[noun].place and found[noun].tool is tool
+
+
+def test_a_type_word_names_every_kind_of_it_in_the_state_the_words_describe():
+    """"All the dirty dishes": the forks are dishes too, named where one of them is dirty; not where none is."""
+    context = _house()
+    text = "Wash all the dirty dishes."
+    dirty = Context(context.domain, context.entities, context.facts | {Atom("dirty", ("fork_2",))}, "robot")
+    named = {k.noun for k in decompose.kinds(dirty, text, relevance(dirty, text, "Ana")) if k.named}
+    assert "fork" in named and "kite" not in named
+    named = {k.noun for k in decompose.kinds(context, text, relevance(context, text, "Ana")) if k.named}
+    assert "fork" not in named
+
+
+def test_a_conditional_forall_is_about_the_things_it_would_change():
+    """"Throw out the broken things": a goal over every item that is broken is about the kinds memory knows
+    broken things of, none where it knows none (so the kinds answers do not count against it)."""
+    context = _house()
+    found = decompose.kinds(context, "Throw out the broken things.", {})
+    for kind in found:
+        kind.p_yes = 0.3
+    goal = "(forall (?i - item) (imply (broken ?i) (discarded ?i)))"
+    none_broken = decompose.coverage(goal, found, context)
+    assert none_broken == pytest.approx(sum(math.log(0.7) for k in found if not k.place))
+    broken = Context(context.domain, context.entities, context.facts | {Atom("broken", ("kite_1",))}, "robot")
+    assert decompose.coverage(goal, found, broken) == pytest.approx(none_broken - math.log(0.7) + math.log(0.3))
+    # an unconditional forall is about every thing of its type
+    items = {"plate", "fork", "kite"}
+    assert decompose.coverage("(forall (?i - item) (discarded ?i))", found, context) == pytest.approx(
+        sum(math.log(0.3 if k.noun in items else 0.7) for k in found if not k.place))
+
+
+def test_a_word_for_a_fixture_that_says_its_state_names_it():
+    """"Switch off every light and faucet": "faucet" names the sinks (as "tap" does) and asks their faucets
+    off; the opposite state of a said one is not offered."""
+    context = _taps()
+    text = "Switch off every light and faucet."
+    found = {k.noun: k for k in decompose.kinds(context, text, relevance(context, text, "Ana"))}
+    assert found["kitchen sink"].named and found["bathroom sink"].named
+    keys = decompose.relation_keys(context, found["kitchen sink"], [], text)
+    assert "(not (faucet-on ?))" in keys and "(faucet-on ?)" not in keys

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from servicerobot.language.interpreter import Context
+from servicerobot.language.reachable import Reachability
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom, Domain
 from servicerobot.pddl.model import AddEffect, DelEffect, ForallEffect, WhenEffect, effect_predicates
@@ -218,6 +219,7 @@ def goal_candidates(context: Context, names: Sequence[str], facts: Iterable[Atom
     now = set(context.facts if facts is None else facts)
     names = [n for n in names if n != context.robot]
     asked = set(asked)
+    reach = Reachability(domain, now, {n: _type_of(context, n) for n in context.entities})
     out: list[str] = []
     for pred, decl in domain.predicates.items():
         if not 1 <= len(decl.params) <= 2:
@@ -227,29 +229,38 @@ def goal_candidates(context: Context, names: Sequence[str], facts: Iterable[Atom
         for combo in combos:
             types = [_type_of(context, n) for n in combo]
             atom = Atom(pred, combo)
-            if (atom not in now or combo[0] in asked and len(combo) == 1) and sig.can(domain, pred, types, True):
+            if (atom not in now or combo[0] in asked and len(combo) == 1) and sig.can(domain, pred, types, True) \
+                    and reach.reachable(atom, True):
                 out.append(str(atom))
-            if len(combo) == 1 and (atom in now or combo[0] in asked) and sig.can(domain, pred, types, False):
+            if len(combo) == 1 and (atom in now or combo[0] in asked) and sig.can(domain, pred, types, False) \
+                    and reach.reachable(atom, False):
                 out.append(f"(not {atom})")  # a relation goal says where a thing should be, not where not
     absorbing = _absorbing(domain, sig)
+    can = lambda p, n, positive=True: reach.reachable(Atom(p, (n,)), positive)
     for pred, decl in domain.predicates.items():
         if len(decl.params) != 1:
             continue
         for typ in domain.types.types:
             if typ == "object" or not domain.types.is_subtype(typ, decl.params[0][1]):
                 continue
-            if not any(domain.types.is_subtype(_type_of(context, n), typ) for n in context.entities):
+            members = [n for n in context.entities if domain.types.is_subtype(_type_of(context, n), typ)]
+            if not members:
                 continue  # no thing of this type in the house
             var = f"?{typ[0]}"
+            # a forall is offered where every thing of the type could be made so (no "every item is safe"
+            # where only the suspicious ones can be inspected)
             if sig.can(domain, pred, [typ], False):
-                out.append(f"(forall ({var} - {typ}) (not ({pred} {var})))")
+                if all(can(pred, n, False) for n in members):
+                    out.append(f"(forall ({var} - {typ}) (not ({pred} {var})))")
                 out.extend(f"(forall ({var} - {typ}) (or (not ({pred} {var})) ({end} {var})))"
                            for end in absorbing if end != pred and domain.types.is_subtype(
-                               typ, domain.predicates[end].params[0][1]))
-            if sig.can(domain, pred, [typ], True):
+                               typ, domain.predicates[end].params[0][1])
+                           and all(can(pred, n, False) or can(end, n) for n in members))
+            if sig.can(domain, pred, [typ], True) and all(can(pred, n) for n in members):
                 out.append(f"(forall ({var} - {typ}) ({pred} {var}))")
             for end in absorbing:
-                if end != pred and sig.can(domain, end, [typ], True) and pred not in absorbing:
+                if end != pred and sig.can(domain, end, [typ], True) and pred not in absorbing \
+                        and all(can(end, n) for n in members if can(pred, n)):
                     out.append(f"(forall ({var} - {typ}) (imply ({pred} {var}) ({end} {var})))")
     return list(dict.fromkeys(out))
 

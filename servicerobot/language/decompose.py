@@ -35,6 +35,7 @@ from servicerobot.language.interpreter import Context
 from servicerobot.language.verbalize import head_noun
 from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.pddl import Atom
+from servicerobot.pddl.sexpr import parse_sexpr
 
 __all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "conjoin", "counted", "coverage", "decide", "holds", "involved",
            "kinds", "names_movable", "pick", "quantity", "relation_keys", "rooms_of", "said_states", "state_said",
@@ -131,6 +132,7 @@ def quantity(text: str, noun: str) -> int | None:
     apples", "the dishes", or a kind the words do not name)."""
     said = _tokens(text)
     head = _naming_head(noun)
+    singles = 0  # "the white towel and the yellow towel": two
     for i, w in enumerate(said):
         if _stem(w) != head:
             continue
@@ -146,9 +148,11 @@ def quantity(text: str, noun: str) -> int | None:
                 return n
             if b in _STOP:
                 break
-        if single:
-            return 1
-        break
+        if not single:
+            break
+        singles += 1
+    if singles:
+        return singles
     for m in _PEOPLE.finditer(text.lower()):
         n = _number(m.group(1) or m.group(2) or "")
         if n and n > 1:
@@ -192,6 +196,16 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
     claims = [(len(whole), i + j, noun) for noun, whole in wholes.items() if len(whole) > 1
               for i in range(len(stems)) if stems[i:i + len(whole)] == whole for j in range(len(whole))]
     noun_words = {w for whole in wholes.values() for w in whole}
+    # the states the words describe things by ("the dirty dishes"): one-thing predicates whose words they say
+    described = [p for p, d in domain.predicates.items() if len(d.params) == 1 and _predicate_words(p) & set(stems)]
+
+    def by_type_word(typ: str, names: Sequence[str]) -> bool:
+        """"All the dirty dishes": the type's own word names every kind of it, those with a thing in the
+        states the words describe where they describe any (pots and mugs too, not only plates and bowls)."""
+        if typ == "object" or _stem(typ) in _CONTENTS or _stem(typ) not in stems:
+            return False
+        return not described or any(Atom(p, (n,)) in context.facts for p in described for n in names)
+
     for kind in out.values():
         head = _naming_head(kind.noun)
         whole = wholes[kind.noun]
@@ -218,14 +232,15 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
                 # a tap is the sink's faucet), as every such fixture ("the taps")
                 for i, s in enumerate(stems):
                     others = synonyms_of(s)
-                    if s not in noun_words and head in others and changeable.get(typ, set()) & set(others):
+                    if s not in noun_words and head in others and changeable.get(typ, set()) & {s, *others}:
                         kind.named, hits = True, [i]
                         break
             kind.place = bool(hits) and not kind.named
             # "using the washing machine": a tool, no place a thing goes
             kind.tool = kind.place and any(_named_after(said, i, noun_words) in _TOOL_WORDS for i in hits)
         else:
-            kind.named = bool(hits) or by_word and strongest > 0 and strongest >= best - 0.25
+            kind.named = bool(hits) or by_word and strongest > 0 and strongest >= best - 0.25 or \
+                by_type_word(typ, kind.names)
         kind.position = hits[0] if hits else (500 if kind.named else 10_000)
         kind.count = quantity(text, kind.noun) if hits else quantity(text, "\x00")
     _name_contents(context, stems, list(out.values()))
@@ -418,6 +433,9 @@ def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str
         if (not holds(goal, context) or len(args) == 1 and kind.named and state_said(key, text, kind.noun)) \
                 and goal not in out.get(key, ()):
             out.setdefault(key, []).append(goal)
+    # the words ask for one of a state and its opposite: the other is not offered ("switch off the lights")
+    said = {k for k in out if text and _one_thing(k) and state_said(k, text, kind.noun)}
+    out = {k: v for k, v in out.items() if not (_one_thing(k) and k not in said and _opposite(k) in said)}
     rank = {n: i for i, n in enumerate(places)}  # the most strongly named places first
     order = sorted(out, key=lambda k: min((rank[a] for a in k.replace(")", " ").split() if a in rank), default=-1))
     return {k: out[k] for k in order[:_KEYS]}
@@ -433,7 +451,8 @@ def _predicate_words(pred: str, unary: bool = False) -> set[str]:
 _UNARY_STATE_WORDS = frozenset({"on", "in"})
 # the word that asks for a state's opposite: "switch off the lights" asks for `(not (light-on ?))`
 _OPPOSITES = {"on": ("off",), "open": ("close", "closed", "shut"), "closed": ("open",), "close": ("open",),
-              "full": ("empty",), "empty": ("full",)}
+              "full": ("empty",), "empty": ("full",), "dirty": ("clean", "wash", "washed", "washing"),
+              "wet": ("dry", "dried", "drying")}
 
 
 def state_said(key: str, text: str, noun: str = "") -> bool:
@@ -471,6 +490,10 @@ def said_states(kind: Kind, text: str) -> list[str]:
 
 def _predicate_of(key: str) -> str:
     return key.replace("(not ", "").strip("()").split()[0]
+
+
+def _opposite(key: str) -> str:
+    return key[5:-1] if key.startswith("(not ") else f"(not {key})"
 
 
 def _one_thing(key: str) -> bool:
@@ -578,19 +601,49 @@ def _variants(context: Context, parts: list[tuple[str, str, list[str], bool, boo
 def coverage(goal: str, found: Sequence[Kind], context: Context) -> float:
     """How well a goal agrees with the model's answers about kinds: the log-probability of which kinds it is
     about (a named kind counts as a yes of 0.9), summed over the kinds."""
-    words_ = goal.replace("(", " ").replace(")", " ").split()
-    said = set(words_)
-    types = [w for w in re.findall(r"\?\S+ - (\S+)\)", goal)] if "forall" in said else []
+    said = set(goal.replace("(", " ").replace(")", " ").split()) | (_quantified(goal, context) if "(forall" in goal else set())
     total = 0.0
     for kind in found:
         if kind.place:  # whether a goal changes the fridge things go into says nothing of the request
             continue
         p = min(0.98, max(0.02, 0.9 if kind.named else kind.p_yes))
-        about = any(n in said for n in kind.names) or any(
-            context.domain.types.is_subtype(str(context.entities[n].get("type", "object")), t)
-            for t in types for n in kind.names[:1] if t in context.domain.types)
-        total += math.log(p if about else 1.0 - p)
+        total += math.log(p if any(n in said for n in kind.names) else 1.0 - p)
     return total
+
+
+def _quantified(goal: str, context: Context) -> set[str]:
+    """The things a goal's `forall` parts are about: every thing of the type ("every light is off"), but of a
+    conditional part only those for which it does not hold now ("every broken item is thrown away": the items
+    memory knows broken, none where it knows none)."""
+    types, out = context.domain.types, set()
+
+    def true(f, env: dict[str, str]) -> bool:
+        head = str(f[0])
+        if head == "not":
+            return not true(f[1], env)
+        if head in ("and", "or"):
+            return (all if head == "and" else any)(true(g, env) for g in f[1:])
+        if head == "imply":
+            return not true(f[1], env) or true(f[2], env)
+        return Atom(head, tuple(env.get(str(a), str(a)) for a in f[1:])) in context.facts
+
+    def walk(f) -> None:
+        if not isinstance(f, list) or not f:
+            return
+        if str(f[0]) == "forall" and len(f) == 3 and len(f[1]) == 3:
+            var, typ = str(f[1][0]), str(f[1][2])
+            conditional = str(f[2][0]) in ("imply", "or")
+            out.update(n for n, e in context.entities.items() if typ in types and types.is_subtype(
+                str(e.get("type", "object")), typ) and not (conditional and true(f[2], {var: n})))
+        else:
+            for g in f[1:]:
+                walk(g)
+
+    try:
+        walk(parse_sexpr(goal))
+    except (ValueError, IndexError, TypeError):  # a goal this reading does not follow: about no quantified thing
+        pass
+    return out
 
 
 def conjoin(literals: Sequence[str]) -> str:
