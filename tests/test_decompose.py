@@ -594,3 +594,18 @@ def test_a_word_for_a_fixture_that_says_its_state_names_it():
     assert found["kitchen sink"].named and found["bathroom sink"].named
     keys = decompose.relation_keys(context, found["kitchen sink"], [], text)
     assert "(not (faucet-on ?))" in keys and "(faucet-on ?)" not in keys
+
+
+def test_a_room_that_names_where_a_named_fixture_is_is_no_place_to_take_things():
+    """"Put the apple in the kitchen cupboard": the kitchen says which cupboard; "the apple is in the kitchen"
+    is not offered (the model may like its shorter words), "in the cupboard" is; "to the kitchen" still is
+    where no fixture of it is named."""
+    context = _cleaning()
+    model = Answers(liked=["kitchen"])
+    goal = ChoosingInterpreter(model).interpret_task("Put the apple in the kitchen cupboard.", "Ana", context)
+    offered = {a for c in model.calls for a in c["answers"]}
+    assert "(inside apple_5 cupboard_8)" in goal and "(at apple_5 kitchen_1)" not in goal
+    assert not any("apple is in the kitchen" in a for a in offered)
+    model = Answers(liked=["kitchen"])
+    goal = ChoosingInterpreter(model).interpret_task("Take the apple to the kitchen.", "Ana", context)
+    assert "(at apple_5 kitchen_1)" in goal

@@ -44,7 +44,7 @@ from servicerobot.language.candidates import (
 )
 from servicerobot.language.compact import SCHEMA_TITLES, _person, compact_request, load_turns, prompt_view
 from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, Interpreter, QueryGraph, entity_phrase
-from servicerobot.language.verbalize import Verbalizer
+from servicerobot.language.verbalize import Verbalizer, head_noun
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom
 
@@ -214,6 +214,11 @@ class ChoosingInterpreter:
         view = prompt_view(context, text, speaker, self.max_facts, rel)
         named_rooms = _named_rooms(context, rel)
         options = goal_candidates(context, view[1], asked=_asked(context, view[1], rel))
+        # "the kitchen cupboard": the kitchen says where the cupboard is, no place of its own to take things to
+        said = {_stem(w) for w in re.findall(r"[a-z]+", text.lower())}
+        held = decompose.held_rooms(context, [n for n in rel if _stem(head_noun(str(
+            context.entities[n].get("noun") or n))) in said])
+        options = [g for g in options if not _into(g, held, context)] or options
         refused = " ".join(feedback)
         if feedback:  # a goal the planner or parser refused: never offer it again
             options = [g for g in options if g not in refused] or options
@@ -385,6 +390,13 @@ class ChoosingInterpreter:
         if self.generator is None:
             raise LanguageModelError(f"{self.name} writes no query graphs; give it a generating interpreter")
         return self._generate("query_graph", text, speaker, context)
+
+
+def _into(goal: str, rooms: set[str], context: Context) -> bool:
+    """Whether a goal is one literal taking a thing to one of `rooms`."""
+    args = _args(goal)[1:] if not goal.startswith(("(not", "(and", "(forall", "(or")) else []
+    return len(args) == 2 and args[1] in rooms and \
+        context.entities.get(args[0], {}).get("type") not in ("person", "robot", "room")
 
 
 def _unnamed(goal: str, rel: dict[str, float], context: Context, say: Verbalizer) -> int:

@@ -38,7 +38,7 @@ from servicerobot.pddl import Atom
 from servicerobot.pddl.sexpr import parse_sexpr
 
 __all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "conjoin", "counted", "coverage", "decide", "holds", "involved",
-           "kinds", "names_movable", "pick", "quantity", "relation_keys", "rooms_of", "said_states", "state_said",
+           "held_rooms", "kinds", "names_movable", "pick", "quantity", "relation_keys", "rooms_of", "said_states", "state_said",
            "targets"]
 
 NUMBER_WORDS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
@@ -381,18 +381,23 @@ def targets(context: Context, rel: Mapping[str, float], person: str | None, room
     speaker), else the fixtures in the rooms they name; at most `_TARGETS`, most strongly named first."""
     skip = set(exclude) | {context.robot}
     named = sorted((n for n in rel if n not in skip), key=lambda n: (-rel[n], n))
-    # a room that holds a named fixture says where that fixture is ("the kitchen table"), not where things go
-    held = {str(context.entities[n].get("room")) for n in named if context.entities[n].get("type") != "room"
-            and context.entities[n].get("room")}
-    held |= {entity_phrase(context.entities[r]) for r in held if r in context.entities}  # both kitchens
-    named = [n for n in named if not (context.entities[n].get("type") == "room" and
-                                      (n in held or entity_phrase(context.entities[n]) in held))]
+    held = held_rooms(context, named)
+    named = [n for n in named if n not in held]
     if not any(is_fixed(context, n) and context.entities[n].get("type") != "room" for n in named):
         phrases = {r for r in rooms} | {entity_phrase(context.entities[r]) for r in rooms if r in context.entities}
         named += sorted(n for n, info in context.entities.items() if info.get("room") in phrases and n not in skip)
     if person and person not in named:
         named.append(person)
     return list(dict.fromkeys(named))[:_TARGETS]
+
+
+def held_rooms(context: Context, named: Sequence[str]) -> set[str]:
+    """The rooms that hold a named fixture: they say where that fixture is ("the kitchen table", "the kitchen
+    cupboard"), not where things go; every room of the same name (both kitchens)."""
+    held = {str(context.entities[n].get("room")) for n in named if context.entities.get(n, {}).get("type") != "room"
+            and context.entities.get(n, {}).get("room")}
+    phrases = held | {entity_phrase(context.entities[r]) for r in held if r in context.entities}
+    return {n for n, e in context.entities.items() if e.get("type") == "room" and (n in held or entity_phrase(e) in phrases)}
 
 
 def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str = "") -> dict[str, list[str]]:
