@@ -8,8 +8,9 @@ the facts, a changing one must itself be reachable. Only positive conjuncts of a
 anything else (`or`, `not`, quantifiers) is taken as satisfiable, so a literal is ruled out only when no
 achiever can apply: an over-approximation, never refusing a goal a plan could reach.
 
-Facts given to an interpreter may be retrieved, not all of memory: a static predicate is checked only where
-the facts hold it of something (else nothing is known of it and it is taken as satisfiable).
+Facts given to an interpreter may be retrieved, not all of memory. Retrieval brings a thing's facts together
+(its neighbourhood), so a static fact is checked of things the facts say something of; of others nothing is
+known, and it is taken as met (as it is where no thing's are bound and the facts hold the predicate of none).
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class Reachability:
             self.table, self.static = _achievers.__wrapped__(domain)
         self.facts = frozenset(facts)
         self.by_pred = {atom.predicate for atom in self.facts}
+        self.mentioned = {x for atom in self.facts for x in atom.args}
         # every fact under each way of leaving some of its arguments open: a pattern holds in one lookup
         self.patterns = {(a.predicate, tuple(x if keep >> i & 1 else None for i, x in enumerate(a.args)))
                          for a in self.facts if len(a.args) <= 4 for keep in range(1 << len(a.args))}
@@ -131,7 +133,9 @@ class Reachability:
             if all(g is None for g in ground) and need.predicate not in self.static:
                 continue  # says nothing of these things
             if need.predicate in self.static:
-                if need.predicate in self.by_pred and not self._holds(need.predicate, ground):
+                bound = [g for g in ground if g is not None]
+                known = all(g in self.mentioned for g in bound) if bound else need.predicate in self.by_pred
+                if known and not self._holds(need.predicate, ground):
                     return False
             elif not self._pattern(need.predicate, ground, True, depth + 1):
                 return False
