@@ -609,3 +609,27 @@ def test_a_room_that_names_where_a_named_fixture_is_is_no_place_to_take_things()
     model = Answers(liked=["kitchen"])
     goal = ChoosingInterpreter(model).interpret_task("Take the apple to the kitchen.", "Ana", context)
     assert "(at apple_5 kitchen_1)" in goal
+
+
+def test_the_answers_saying_a_state_the_words_say_are_scored_to_their_end_first():
+    """A beam call scores at most so many answers to their end; "get rid of the broken stuff" in a house of
+    many things keeps "every item that is broken is thrown away" among them, whatever the enumeration order."""
+    context = _house()
+    entities = dict(context.entities)
+    facts = set(context.facts)
+    for i in range(40):  # things the words half name ("stuff"): their answers fill what a call scores in full
+        entities[f"box_{i}"] = {"type": "decor", "noun": "stuff box", "colour": f"c{i}"}
+        facts.add(Atom("on", (f"box_{i}", "counter_1")))
+    context = Context(context.domain, entities, frozenset(facts), "robot")
+
+    class Recorder(Answers):
+        def score(self, messages, answers, *, slot=None, beam=None, keep=()):
+            scored = super().score(messages, answers, slot=slot, beam=beam, keep=keep)
+            self.calls[-1]["keep"] = set(keep)
+            return scored
+
+    model = Recorder()
+    ChoosingInterpreter(model).interpret_task("Could you get rid of the broken stuff?", "Ana", context)
+    call = next(c for c in model.calls if c["slot"] != "entities" and len(c["answers"]) > 48)
+    broken = [i for i, a in enumerate(call["answers"]) if "broken" in a and "thrown away" in a]
+    assert broken and set(broken) <= call["keep"]

@@ -255,7 +255,10 @@ class ChoosingInterpreter:
         asked = [a for a in asked if not refused or decompose.conjoin(a[2]) not in refused][:_MAX_SEQ_KEPT]
         relation_goals = [decompose.conjoin(lits) for _, _, lits in asked]
         room = _MAX_SEQ_KEPT - len(asked)
-        keep = [i for i, g in enumerate(options) if not unnamed(g)][:room]
+        # those saying a state the words say first ("get rid of the broken stuff": every broken item thrown
+        # away, which a beam cut at "every" would lose behind "every dish is clean")
+        keep = sorted((i for i, g in enumerate(options) if not unnamed(g)),
+                      key=lambda i: not _says_state(options[i], said))[:room]
         keep += [len(options) + j for j in range(len(asked))]
         tokens = self._token_scores("task", messages, [render(g) for g in options + relation_goals], keep=keep).logprobs
         totals, part_lps = scores_of(options, tokens[:len(options)])
@@ -390,6 +393,15 @@ class ChoosingInterpreter:
         if self.generator is None:
             raise LanguageModelError(f"{self.name} writes no query graphs; give it a generating interpreter")
         return self._generate("query_graph", text, speaker, context)
+
+
+_CONNECTIVES = frozenset({"and", "or", "not", "imply", "forall", "exists"})
+
+
+def _says_state(goal: str, said: set[str]) -> bool:
+    """Whether the words say a state a goal's predicates name ("broken" of `broken`; not "on", "in")."""
+    return any(decompose.predicate_words(p) & said for p in re.findall(r"\(([a-z][\w-]*)", goal)
+               if p not in _CONNECTIVES)
 
 
 def _into(goal: str, rooms: set[str], context: Context) -> bool:

@@ -38,7 +38,7 @@ from servicerobot.pddl import Atom
 from servicerobot.pddl.sexpr import parse_sexpr
 
 __all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "conjoin", "counted", "coverage", "decide", "holds", "involved",
-           "held_rooms", "kinds", "names_movable", "pick", "quantity", "relation_keys", "rooms_of", "said_states", "state_said",
+           "held_rooms", "kinds", "names_movable", "pick", "predicate_words", "quantity", "relation_keys", "rooms_of", "said_states", "state_said",
            "targets"]
 
 NUMBER_WORDS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
@@ -172,7 +172,7 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
                 if domain.types.is_subtype(t, first) and (
                         sig.can(domain, pred, [t] + [p[1] for p in decl.params[1:]], True)
                         or sig.can(domain, pred, [t] + [p[1] for p in decl.params[1:]], False)):
-                    changeable.setdefault(t, set()).update(_predicate_words(pred))
+                    changeable.setdefault(t, set()).update(predicate_words(pred))
     said = _tokens(text)
     stems = [_stem(w) for w in said]
     synonyms = set(words(text))
@@ -197,7 +197,7 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
               for i in range(len(stems)) if stems[i:i + len(whole)] == whole for j in range(len(whole))]
     noun_words = {w for whole in wholes.values() for w in whole}
     # the states the words describe things by ("the dirty dishes"): one-thing predicates whose words they say
-    described = [p for p, d in domain.predicates.items() if len(d.params) == 1 and _predicate_words(p) & set(stems)]
+    described = [p for p, d in domain.predicates.items() if len(d.params) == 1 and predicate_words(p) & set(stems)]
 
     def by_type_word(typ: str, names: Sequence[str]) -> bool:
         """"All the dirty dishes": the type's own word names every kind of it, those with a thing in the
@@ -446,7 +446,7 @@ def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str
     return {k: out[k] for k in order[:_KEYS]}
 
 
-def _predicate_words(pred: str, unary: bool = False) -> set[str]:
+def predicate_words(pred: str, unary: bool = False) -> set[str]:
     """The stems of a predicate's words that say a state ("floor", "dirty" of `dirty-floor`; not "is"); of a
     one-argument predicate, "on" and "in" too ("on" of `light-on`: no place there)."""
     skip = _NOT_STATE_WORDS - _UNARY_STATE_WORDS if unary else _NOT_STATE_WORDS
@@ -468,7 +468,7 @@ def state_said(key: str, text: str, noun: str = "") -> bool:
     state's opposite ("switch off the lights": `(not (light-on ?))`): "the dirty clothes" say `is-dirty` and
     ask for them not to be."""
     own = {_stem(w) for w in re.findall(r"[a-z]+", noun.lower())}
-    wanted = _predicate_words(_predicate_of(key), unary=_one_thing(key)) - own
+    wanted = predicate_words(_predicate_of(key), unary=_one_thing(key)) - own
     if key.startswith("(not "):
         wanted = {o for w in wanted for o in _OPPOSITES.get(w, ())}
     said = _tokens(text)
