@@ -565,6 +565,13 @@ def test_a_type_word_names_every_kind_of_it_in_the_state_the_words_describe():
     assert "fork" in named and "kite" not in named
     named = {k.noun for k in decompose.kinds(context, text, relevance(context, text, "Ana")) if k.named}
     assert "fork" not in named
+    # a type whose word is a kind's own noun names that kind alone
+    entities = {**context.entities, "book_1": {"type": "book", "noun": "book", "colour": "purple"},
+                "magazine_1": {"type": "book", "noun": "magazine"}}
+    books = Context(context.domain, entities, context.facts, "robot")
+    text = "The purple book should live on the counter."
+    named = {k.noun for k in decompose.kinds(books, text, relevance(books, text, "Ana")) if k.named}
+    assert "book" in named and "magazine" not in named
 
 
 def test_a_conditional_forall_is_about_the_things_it_would_change():

@@ -199,10 +199,13 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
     # the states the words describe things by ("the dirty dishes"): one-thing predicates whose words they say
     described = [p for p, d in domain.predicates.items() if len(d.params) == 1 and predicate_words(p) & set(stems)]
 
+    heads = {_naming_head(k.noun) for k in out.values()}
+
     def by_type_word(typ: str, names: Sequence[str]) -> bool:
         """"All the dirty dishes": the type's own word names every kind of it, those with a thing in the
-        states the words describe where they describe any (pots and mugs too, not only plates and bowls)."""
-        if typ == "object" or _stem(typ) in _CONTENTS or _stem(typ) not in stems:
+        states the words describe where they describe any (pots and mugs too, not only plates and bowls);
+        not a type whose word is a kind's own noun ("the purple book": no magazine)."""
+        if typ == "object" or _stem(typ) in _CONTENTS or _stem(typ) not in stems or _stem(typ) in heads:
             return False
         return not described or any(Atom(p, (n,)) in context.facts for p in described for n in names)
 
