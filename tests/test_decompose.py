@@ -321,6 +321,12 @@ def test_taking_things_out_of_where_they_are_is_a_relation_offered():
     other = "Bring the books to the living room."
     assert not any(k.startswith("(not (on") for k in decompose.relation_keys(context, found["book"], ["living_room"],
                                                                             other))
+    # nor where they name it but not as where things come from ("organise the shelf")
+    tidy = "Organise the shelf: the books go there."
+    assert not any(k.startswith("(not (on") for k in decompose.relation_keys(context, found["book"], ["living_room"],
+                                                                            tidy))
+    both = "Take the books off the desk and shelf."
+    assert "(not (on ? shelf_1))" in decompose.relation_keys(context, found["book"], ["living_room"], both)
 
 
 @pytest.mark.parametrize("text,room", [

@@ -300,6 +300,7 @@ _STATE_NEXT = _PHRASE_WORDS | _PLACE_WORDS | {"up", "away", "then", "it", "them"
 
 
 _TOOL_WORDS = frozenset({"using", "with"})
+_FROM_WORDS = frozenset({"from", "off", "of", "out"})  # "out of the fridge": "of"
 
 
 def _named_after(said: Sequence[str], i: int, noun_words: set[str]) -> str | None:
@@ -419,9 +420,14 @@ def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str
                 if held:
                     out[key] = held
     if text and kind.named:  # out of where its things are now, where the words name it ("remove the books from the shelf")
-        said = {_stem(w) for w in _tokens(text)}
+        tokens = _tokens(text)
+        mine = sorted(a for a in context.facts if len(a.args) == 2 and a.args[0] in kind.names)
+        heads = {_holder_head(context, n) for n in context.entities if is_fixed(context, n)}
+        # the fixtures named after "from", "off", "out of" ("from the shelf and locker"; "organise the
+        # bookshelf" takes nothing off it)
+        said = {_stem(w) for i, w in enumerate(tokens) if _named_after(tokens, i, heads) in _FROM_WORDS}
         sig = signatures(context.domain)
-        for atom in sorted(a for a in context.facts if len(a.args) == 2 and a.args[0] in kind.names):
+        for atom in mine:
             holder = context.entities.get(atom.args[1], {})
             types = [str(context.entities[n].get("type", "object")) for n in atom.args]
             if holder.get("type") != "room" and _holder_head(context, atom.args[1]) in said \
