@@ -251,8 +251,8 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
 
 
 def _holder_head(context: Context, name: str) -> str:
-    """The stem of the word a fixture is named by ("shelf" of "shelf_21")."""
-    return _stem(head_noun(str(context.entities.get(name, {}).get("noun") or name)))
+    """The stem of the word a fixture is named by ("shelf" of "shelf_21"), as a kind's (`_naming_head`)."""
+    return _naming_head(str(context.entities.get(name, {}).get("noun") or name))
 
 
 _CONTENTS = frozenset({"object", "thing", "item", "content", "stuff", "everything", "belonging"})
