@@ -646,3 +646,41 @@ def test_the_answers_saying_a_state_the_words_say_are_scored_to_their_end_first(
     call = next(c for c in model.calls if c["slot"] != "entities" and len(c["answers"]) > 48)
     broken = [i for i, a in enumerate(call["answers"]) if "broken" in a and "thrown away" in a]
     assert broken and set(broken) <= call["keep"]
+
+
+def test_a_colour_names_the_thing_whose_noun_it_is_said_before():
+    """"Yusuf's grey shirt, the white towel and the yellow towel": white and yellow are towels' colours, not
+    a shirt's; where the words name one kind only, a colour anywhere names its things."""
+    from servicerobot.scenes.household import household_domain
+
+    entities = {"shirt_1": {"type": "clothing", "noun": "shirt", "colour": "grey"},
+                "shirt_2": {"type": "clothing", "noun": "shirt", "colour": "yellow"},
+                "towel_1": {"type": "clothing", "noun": "towel", "colour": "white"},
+                "towel_2": {"type": "clothing", "noun": "towel", "colour": "yellow"},
+                "robot": {"type": "robot", "noun": "robot"}}
+    context = Context(household_domain(), entities, frozenset(), "robot")
+    rel = relevance(context, "Wash the grey shirt, the white towel and the yellow towel.", "Ana")
+    assert rel["shirt_1"] > rel["shirt_2"] and rel["towel_2"] == rel["towel_1"]
+    rel = relevance(context, "Wash the shirt, the yellow one.", "Ana")
+    assert rel["shirt_2"] > rel["shirt_1"]
+
+
+def test_an_update_about_a_person_the_words_do_not_name_loses():
+    """"Hiro is back in his bedroom", said by Ana: Hiro moved, not Ana, though a model may find the speaker's
+    move likelier; "I'm back in the kitchen" moves the speaker."""
+    context = _house()
+    entities = {**context.entities, "hiro": {"type": "person", "name": "Hiro", "noun": "Hiro"}}
+    facts = (context.facts - {Atom("in-room", ("ana", "kitchen"))}) | {Atom("in-room", ("hiro", "hall")),
+                                                                       Atom("in-room", ("ana", "hall"))}
+    context = Context(context.domain, entities, frozenset(facts), "robot")
+
+    class Speaker(Answers):  # finds every change of Ana's 3 nats likelier
+        def score(self, messages, answers, *, slot=None, beam=None, keep=()):
+            scored = super().score(messages, answers, slot=slot, beam=beam, keep=keep)
+            return Scored([t[:-1] + [t[-1] + (3.0 if "Ana" in a else 0.0)] for a, t in zip(answers, scored.logprobs)],
+                          scored.prompt_tokens, scored.candidate_tokens)
+
+    hiro = ChoosingInterpreter(Speaker(liked=["kitchen"])).interpret_update("Hiro is back in the kitchen.", "Ana", context)
+    assert Atom("in-room", ("hiro", "kitchen")) in hiro.add
+    ana = ChoosingInterpreter(Speaker(liked=["kitchen"])).interpret_update("I'm back in the kitchen.", "Ana", context)
+    assert Atom("in-room", ("ana", "kitchen")) in ana.add

@@ -91,6 +91,8 @@ def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
     """
     said = set(words(text))
     raw = set(_WORD.findall(text.lower()))
+    tokens = [_stem(w) for w in _WORD.findall(text.lower())]
+    heads = _said_heads(context, tokens)
     me = (speaker or "").strip().lower()
     out: dict[str, float] = {}
     states: dict[str, set[str]] = {}  # thing -> the words of its one-argument facts ("dirty" of `is-dirty`)
@@ -123,8 +125,8 @@ def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
                 score += 0.5
             if score > 0:
                 for key, weight in (("colour", 1.0), ("mark", 1.0), ("material", 0.5)):
-                    value = info.get(key)
-                    if value and all(_stem(w) in said for w in _WORD.findall(str(value).lower())):
+                    value = [_stem(w) for w in _WORD.findall(str(info.get(key) or "").lower())]
+                    if value and all(w in said for w in value) and _describes(tokens, value, noun[-1], heads):
                         score += weight
                 owner = str(info.get("owner") or "").lower()
                 if owner and (owner in raw or (owner == me and raw & _SELF)):
@@ -137,6 +139,23 @@ def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
         if score > 0:
             out[name] = score
     return out
+
+
+def _said_heads(context: Context, tokens: Sequence[str]) -> set[str]:
+    """The head nouns of the scene's things that the words say."""
+    said = set(tokens)
+    return {h for info in context.entities.values()
+            if (h := _stem((_WORD.findall(str(info.get("noun") or "").lower()) or [""])[-1])) in said}
+
+
+def _describes(tokens: Sequence[str], value: Sequence[str], head: str, heads: set[str]) -> bool:
+    """Whether a colour, mark or material the words say is said of a thing of this head noun: before it in
+    its phrase ("Yusuf's grey shirt, the white towel": white is no shirt's colour). Where the words name no
+    other kind by its head, or not this one by its own ("the grey top"), any mention counts."""
+    if head not in heads or len(heads) < 2:
+        return True
+    n = len(value)
+    return any(list(tokens[i:i + n]) == list(value) and head in tokens[i + n:i + n + 4] for i in range(len(tokens)))
 
 
 # ---------------------------------------------------------------------- what actions can change
