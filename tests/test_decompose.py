@@ -684,3 +684,24 @@ def test_an_update_about_a_person_the_words_do_not_name_loses():
     assert Atom("in-room", ("hiro", "kitchen")) in hiro.add
     ana = ChoosingInterpreter(Speaker(liked=["kitchen"])).interpret_update("I'm back in the kitchen.", "Ana", context)
     assert Atom("in-room", ("ana", "kitchen")) in ana.add
+
+
+def test_a_report_of_two_changes_is_read_as_both_though_the_model_finds_one_a_little_likelier():
+    """"The plate is on the dining table and the hall light is off": the union of the two changes is chosen
+    where the model finds it less than 2 nats less likely than the likelier one alone."""
+    context = _house()
+
+    class TwoChanges(Answers):
+        def score(self, messages, answers, *, slot=None, beam=None, keep=()):
+            self.calls.append({"slot": slot, "answers": list(answers)})
+            def lp(a):
+                if "plates" in a or "plate_2" in a or "kitchen" in a:  # one plate, the hall's light
+                    return -20.0
+                plate, light = "plate" in a and "dining table" in a, "hall" in a and "off" in a
+                return -3.0 if plate and light else -2.0 if plate else -2.5 if light else -20.0
+            return Scored([[lp(a), 0.0] for a in answers], prompt_tokens=10, candidate_tokens=len(answers))
+
+    delta = ChoosingInterpreter(TwoChanges()).interpret_update(
+        "The plate is on the dining table and the hall light is off.", "Ana", context)
+    assert Atom("light-on", ("light_2",)) in delta.remove
+    assert any(a.predicate == "on" and a.args[1] == "table_1" for a in delta.add)

@@ -61,6 +61,10 @@ _UNNAMED = 2.0  # nats a task answer loses per kind of thing in it the words do 
 # nats an update loses per person in it the words do not name (the 65 paraphrased updates, replayed from their
 # recorded scores: 57 right at 0, 58 at 1-2, 59 at 3-8, none lost)
 _UNNAMED_PERSON = 4.0
+# nats a union of two changes is allowed over the likeliest single change (the same 65 updates replayed with every
+# union of the five likeliest: 59 right at 0-1, 61 at 2 (u61, u65: "out of the fridge and no longer cold", "the mug
+# is filthy; I'm heading to the kitchen"), 60 at 3-4 (u38 lost), 57-58 at 5-6)
+_UPDATE_PART = 2.0
 _MISSED = 3.0  # nats a task answer loses per kind of thing the words name (not a room, a person) it leaves out
 _CLAUSE = 4.0  # nats allowed per further clause of a task answer (another relation and object, another state)
 _CLAUSES = 2  # ... for at most this many further clauses
@@ -365,8 +369,13 @@ class ChoosingInterpreter:
         top = [options[i] for i in order[:_PAIRS_FROM] if totals[i] >= best_lp - _UNION_MARGIN]
         unions = [u for a, b in combinations(top, 2) if (u := merge([a, b])) is not None]
         if unions:
-            union, union_lp, _ = self._choose("update", messages, unions, render)
-            if union_lp > best_lp:
+            _, _, scores = self._choose("update", messages, unions, render)
+            scores = [t - _UNNAMED_PERSON * len(unnamed & {n for a in u.add | u.remove for n in a.args})
+                      for t, u in zip(scores, unions)]
+            union_lp = max(scores)
+            union = unions[scores.index(union_lp)]
+            # saying a second change costs the model words even where the words report it
+            if union_lp + _UPDATE_PART > best_lp:
                 self._answered[text] = format_delta(union)
                 return union
         return best
