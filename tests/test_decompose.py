@@ -406,6 +406,8 @@ def _taps() -> Context:
     ("(not (is-dirty ?))", "wash the dirty clothes", "clothes", True),  # "wash": the opposite of dirty
     ("(is-dirty ?)", "wash the dirty clothes", "clothes", False),  # "dirty" before its noun: how they are now
     ("(not (wet ?))", "the towels need washing and drying", "towel", True),
+    ("(not (light-on ?))", "please make sure no lights or faucets are left on", "light", True),  # under "no"
+    ("(light-on ?)", "please make sure no lights or faucets are left on", "light", False),
     ("(cold ?)", "chill it in the fridge", "yogurt", True),  # a word for the state ("chill": cold)
 ])
 def test_a_state_is_said_by_its_words_or_its_opposite_never_by_the_thing_noun(key, text, noun, said):
@@ -578,6 +580,9 @@ def test_a_type_word_names_every_kind_of_it_in_the_state_the_words_describe():
     text = "The purple book should live on the counter."
     named = {k.noun for k in decompose.kinds(books, text, relevance(books, text, "Ana")) if k.named}
     assert "book" in named and "magazine" not in named
+    text = "All the books go on the counter."
+    named = {k.noun for k in decompose.kinds(books, text, relevance(books, text, "Ana")) if k.named}
+    assert {"book", "magazine"} <= named
 
 
 def test_a_conditional_forall_is_about_the_things_it_would_change():
@@ -705,3 +710,30 @@ def test_a_report_of_two_changes_is_read_as_both_though_the_model_finds_one_a_li
         "The plate is on the dining table and the hall light is off.", "Ana", context)
     assert Atom("light-on", ("light_2",)) in delta.remove
     assert any(a.predicate == "on" and a.args[1] == "table_1" for a in delta.add)
+
+
+def test_things_are_taken_from_the_named_room_that_is_not_the_one_they_go_to():
+    """"All the plates in the hall on the dining table in the kitchen": the hall's plates, not the kitchen's;
+    where the words name only the room they go to, from anywhere."""
+    context = _house()
+    entities = {**context.entities, "shelf_9": {"type": "surface", "noun": "shelf", "room": "hall"},
+                "plate_3": {"type": "dish", "noun": "plate"}}
+    context = Context(context.domain, entities, context.facts | {Atom("on", ("plate_3", "shelf_9"))}, "robot")
+    plates = decompose.Kind("plate", ["plate_1", "plate_2", "plate_3"], named=True)
+    literals = [f"(on {p} table_1)" for p in plates.names]
+    where = decompose.rooms_of(context)
+    assert decompose.pick(context, plates, "(on ? table_1)", literals, {}, where, ["hall", "kitchen"]) == \
+        ["(on plate_3 table_1)"]
+    assert len(decompose.pick(context, plates, "(on ? table_1)", literals, {}, where, ["kitchen"])) == 3
+
+
+def test_a_room_names_the_fixture_it_is_said_of():
+    """"The shelf in the hall? All the plates in the kitchen go there": the hall's shelf, not the kitchen's."""
+    context = _house()
+    entities = {**context.entities, "shelf_8": {"type": "surface", "noun": "shelf", "room": "kitchen"},
+                "shelf_9": {"type": "surface", "noun": "shelf", "room": "hall"}}
+    context = Context(context.domain, entities, context.facts, "robot")
+    rel = relevance(context, "Could you tidy the shelf in the hall? All the plates in the kitchen go there.", "Ana")
+    assert rel["shelf_9"] > rel["shelf_8"]
+    rel = relevance(context, "Tidy the shelf in the hall.", "Ana")  # one room named: as before
+    assert rel["shelf_9"] > rel["shelf_8"]

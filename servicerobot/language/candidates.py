@@ -93,6 +93,8 @@ def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
     raw = set(_WORD.findall(text.lower()))
     tokens = [_stem(w) for w in _WORD.findall(text.lower())]
     heads = _said_heads(context, tokens)
+    rooms = {r for r, info in context.entities.items() if info.get("type") == "room" and all(
+        _stem(w) in said for w in _WORD.findall(str(info.get("noun") or r).lower()) if w != "s")}
     me = (speaker or "").strip().lower()
     out: dict[str, float] = {}
     states: dict[str, set[str]] = {}  # thing -> the words of its one-argument facts ("dirty" of `is-dirty`)
@@ -131,8 +133,8 @@ def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
                 owner = str(info.get("owner") or "").lower()
                 if owner and (owner in raw or (owner == me and raw & _SELF)):
                     score += 1.0
-                room = str(info.get("room") or "").lower()
-                if room and all(_stem(w) in said for w in _WORD.findall(room) if w not in ("s",)):
+                room = [_stem(w) for w in _WORD.findall(str(info.get("room") or "").lower()) if w != "s"]
+                if room and all(w in said for w in room) and _placed(tokens, room, noun[-1], rooms):
                     score += 0.75
                 if states.get(name, set()) & raw:  # "the dirty dishes": the dishes that are dirty
                     score += 1.0
@@ -156,6 +158,17 @@ def _describes(tokens: Sequence[str], value: Sequence[str], head: str, heads: se
         return True
     n = len(value)
     return any(list(tokens[i:i + n]) == list(value) and head in tokens[i + n:i + n + 4] for i in range(len(tokens)))
+
+
+def _placed(tokens: Sequence[str], room: Sequence[str], head: str, rooms: set[str]) -> bool:
+    """Whether a room the words say is said of a thing of this head noun: after it ("the bookshelf in the
+    living room") or before it ("the living room bookshelf"). Where the words name one room at most, or not
+    this noun, any mention counts."""
+    if len(rooms) < 2 or head not in tokens:
+        return True
+    n = len(room)
+    at = [i for i in range(len(tokens)) if list(tokens[i:i + n]) == list(room)]
+    return any(head in tokens[max(0, i - 5):i] or head in tokens[i + n:i + n + 2] for i in at)
 
 
 # ---------------------------------------------------------------------- what actions can change

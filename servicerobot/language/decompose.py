@@ -204,8 +204,12 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
     def by_type_word(typ: str, names: Sequence[str]) -> bool:
         """"All the dirty dishes": the type's own word names every kind of it, those with a thing in the
         states the words describe where they describe any (pots and mugs too, not only plates and bowls);
-        not a type whose word is a kind's own noun ("the purple book": no magazine)."""
-        if typ == "object" or _stem(typ) in _CONTENTS or _stem(typ) not in stems or _stem(typ) in heads:
+        a type whose word is a kind's own noun only after "all" or "every" ("all the books": the magazines
+        too; "the purple book": no magazine)."""
+        if typ == "object" or _stem(typ) in _CONTENTS or _stem(typ) not in stems:
+            return False
+        if _stem(typ) in heads and not any(s == _stem(typ) and _ALL & set(said[max(0, i - 2):i])
+                                           for i, s in enumerate(stems)):
             return False
         return not described or any(Atom(p, (n,)) in context.facts for p in described for n in names)
 
@@ -463,6 +467,8 @@ def predicate_words(pred: str, unary: bool = False) -> set[str]:
 
 
 _UNARY_STATE_WORDS = frozenset({"on", "in"})
+_NEGATIONS = frozenset({"no", "none", "nothing", "not", "never", "don't", "dont", "nor"})
+_NEGATION_REACH = 6  # words back from a state word that a negation still governs
 # the word that asks for a state's opposite: "switch off the lights" asks for `(not (light-on ?))`
 _OPPOSITES = {"on": ("off",), "open": ("close", "closed", "shut"), "closed": ("open",), "close": ("open",),
               "full": ("empty",), "empty": ("full",), "dirty": ("clean", "wash", "washed", "washing"),
@@ -477,9 +483,8 @@ def state_said(key: str, text: str, noun: str = "") -> bool:
     state's opposite ("switch off the lights": `(not (light-on ?))`): "the dirty clothes" say `is-dirty` and
     ask for them not to be."""
     own = {_stem(w) for w in re.findall(r"[a-z]+", noun.lower())}
-    wanted = predicate_words(_predicate_of(key), unary=_one_thing(key)) - own
-    if key.startswith("(not "):
-        wanted = {o for w in wanted for o in _OPPOSITES.get(w, ())}
+    plain = predicate_words(_predicate_of(key), unary=_one_thing(key)) - own
+    opposite = {o for w in plain for o in _OPPOSITES.get(w, ())}
     said = _tokens(text)
 
     # a word before its noun says how a thing is now ("the dirty underwear", "wash dirty underclothing"), no
@@ -489,10 +494,15 @@ def state_said(key: str, text: str, noun: str = "") -> bool:
         after = said[i + 1] if i + 1 < len(said) else None
         return (after is None or after in _STATE_NEXT) and not (
             i and said[i - 1] in _PHRASE_WORDS and after is not None and after not in _PHRASE_WORDS)
-    def says(w: str) -> bool:  # a word for the thing itself ("tap" of a sink) says no state of it
+    def says(w: str, wanted: set[str]) -> bool:  # a word for the thing itself ("tap" of a sink) says no state of it
         others = set(synonyms_of(_stem(w)))
         return not others & own and (_stem(w) in wanted or w in wanted or bool(wanted & others))
-    return any(says(w) and request(i) for i, w in enumerate(said))
+
+    # "make sure no lights are left on": a state said under a negation asks for its opposite
+    negated = lambda i: bool(_NEGATIONS & set(said[max(0, i - _NEGATION_REACH):i]))
+    positive = not key.startswith("(not ")
+    return any(request(i) and (says(w, plain) and negated(i) != positive or
+                               says(w, opposite) and negated(i) == positive) for i, w in enumerate(said))
 
 
 def said_states(kind: Kind, text: str) -> list[str]:
@@ -526,10 +536,14 @@ def pick(context: Context, kind: Kind, key: str, literals: Sequence[str], rel: M
     strongly named; `kind.count` of them, or all."""
     thing = _thing
     places = set(key.replace("(", " ").replace(")", " ").split())
-    named = set(rooms) | {entity_phrase(context.entities[r]) for r in rooms if r in context.entities}
-    into_room = bool(places & named) or any(context.entities.get(p, {}).get("room") in named for p in places)
+    phrase = lambda r: entity_phrase(context.entities[r]) if r in context.entities else r
+    # the rooms the goal takes things to, or to something in; the other rooms the words name are where from
+    # ("all the books in the laundry room onto the bookshelf in the living room")
+    into = {r for r in rooms if r in places or phrase(r) in places or any(
+        context.entities.get(p, {}).get("room") in (r, phrase(r)) for p in places)}
+    source = [r for r in rooms if r not in into and phrase(r) not in {phrase(t) for t in into}]
     order = sorted(literals, key=lambda lit: (-rel.get(thing(lit), 0.0), thing(lit)))
-    here = [lit for lit in order if where.get(thing(lit)) in rooms] if rooms and not into_room else []
+    here = [lit for lit in order if where.get(thing(lit)) in source]
     if kind.count is None:
         return here or order
     return (here + [lit for lit in order if lit not in here])[:kind.count]  # "three books": any three
