@@ -417,16 +417,26 @@ class ServiceAgent:
         """A request is news: when memory already holds a new task's whole goal, the person would not have
         asked, so memory is taken to be stale about the goal's one-argument literals ("make the bed" while
         memory believes it made: the bed is unmade) and the plan achieves them instead of the task being
-        believed done at once. Relations (`on`, `inside`) are left alone: memory must keep a place for a thing."""
+        believed done at once; of a `forall` over one type, every thing of the type ("switch off every light").
+        Relations (`on`, `inside`) are left alone: memory must keep a place for a thing."""
         compiled = self._pddl_interpreter().compile_goal(goal)
         if self.memory is None or not compiled.holds(self.memory.facts):
             return
         formula = compiled.formula
         remove, add = [], []
         for part in formula.parts if isinstance(formula, And) else (formula,):
+            # "switch off every light" while memory believes every light off: some light is on after all
+            names = None
+            if isinstance(part, Forall) and len(part.params) == 1:
+                (var, typ), part = part.params[0], part.body
+                names = self.memory.of_type(typ)
             negated = isinstance(part, Not)
             literal = part.f if negated else part
-            if isinstance(literal, AtomF) and len(literal.terms) == 1 and not literal.terms[0].startswith("?"):
+            if not isinstance(literal, AtomF) or len(literal.terms) != 1:
+                continue
+            if names is not None and literal.terms == (var,):
+                (add if negated else remove).extend(Atom(literal.predicate, (n,)) for n in names)
+            elif names is None and not literal.terms[0].startswith("?"):
                 (add if negated else remove).append(Atom(literal.predicate, literal.terms))
         if remove or add:
             self.memory.apply(Delta.of(remove, add), "request", len(self.steps), goal)

@@ -143,4 +143,9 @@ def test_a_request_for_what_memory_believes_done_makes_memory_doubt_it():
     version = kg.version
     agent._doubt(f"(made {bed})")  # not believed done now: nothing to doubt
     assert kg.version == version
+    # "switch off every light" while memory believes every light off: every light is doubted
+    lights = kg.of_type("light")
+    kg.apply(Delta.of([Atom("light-on", (n,)) for n in lights if Atom("light-on", (n,)) in kg], []), "test", 0)
+    agent._doubt("(forall (?l - light) (not (light-on ?l)))")
+    assert lights and all(Atom("light-on", (n,)) in kg for n in lights)
     env.close()
