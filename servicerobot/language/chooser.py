@@ -221,11 +221,6 @@ class ChoosingInterpreter:
         view = prompt_view(context, text, speaker, self.max_facts, rel)
         named_rooms = _named_rooms(context, rel)
         options = goal_candidates(context, view[1], asked=_asked(context, view[1], rel))
-        # "the kitchen cupboard": the kitchen says where the cupboard is, no place of its own to take things to
-        said = {_stem(w) for w in re.findall(r"[a-z]+", text.lower())}
-        held = decompose.held_rooms(context, [n for n in rel if _stem(head_noun(str(
-            context.entities[n].get("noun") or n))) in said])
-        options = [g for g in options if not _into(g, held, context)] or options
         refused = " ".join(feedback)
         if feedback:  # a goal the planner or parser refused: never offer it again
             options = [g for g in options if g not in refused] or options
@@ -233,6 +228,13 @@ class ChoosingInterpreter:
             return self._generate("interpret_task", text, speaker, context, feedback)
         options = self._ranked(options, _args, rel)
         found, chosen, places = self._kinds(text, speaker, context, rel, named_rooms)  # call 1
+        # "the kitchen cupboard": the kitchen says where the cupboard is, no place of its own to take things to
+        # (a fixture the words name as a thing to move, "put the locker in the living room", says no such thing)
+        said = {_stem(w) for w in re.findall(r"[a-z]+", text.lower())}
+        moved = {n for k in found if k.named and not k.place for n in k.names}
+        held = decompose.held_rooms(context, [n for n in rel if n not in moved and _stem(head_noun(str(
+            context.entities[n].get("noun") or n))) in said])
+        options = [g for g in options if not _into(g, held, context)] or options
         names = sorted(set(view[1]) | set(places) | {n for k in chosen for n in k.names}) if chosen else view[1]
         say = Verbalizer(context.entities, names, context.domain, rooms=named_rooms, facts=context.facts)
         messages = english_messages("task", text, speaker, (view[0], names), say)

@@ -126,13 +126,14 @@ def _number(word: str) -> int | None:
     return NUMBER_WORDS.get(word) or (int(word) if word.isdigit() and 0 < int(word) <= 20 else None)
 
 
-def quantity(text: str, noun: str) -> int | None:
+def quantity(text: str, noun: str, marks: frozenset[str] = frozenset()) -> int | None:
     """How many things of `noun` the words ask for: a number or "a"/"the" before it ("three apples", "a couple
-    of books", "the plate": 1), else the people it is for ("for two", "three of us"), else None (all: "all the
-    apples", "the dishes", or a kind the words do not name)."""
+    of books", "the plate": 1; as many as the different `marks`, words that tell its things apart, said right
+    before it: "the white towel and the yellow towel", 2), else the people it is for ("for two", "three of
+    us"), else None (all: "all the apples", "the dishes", or a kind the words do not name)."""
     said = _tokens(text)
     head = _naming_head(noun)
-    singles = 0  # "the white towel and the yellow towel": two
+    singles, told = 0, set()  # "mop the floor, then clean the mop": one mop
     for i, w in enumerate(said):
         if _stem(w) != head:
             continue
@@ -151,8 +152,9 @@ def quantity(text: str, noun: str) -> int | None:
         if not single:
             break
         singles += 1
+        told |= {frozenset(w for w in said[max(0, i - 2):i] if _stem(w) in marks)} - {frozenset()}
     if singles:
-        return singles
+        return max(1, len(told))
     for m in _PEOPLE.finditer(text.lower()):
         n = _number(m.group(1) or m.group(2) or "")
         if n and n > 1:
@@ -249,7 +251,9 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
             kind.named = bool(hits) or by_word and strongest > 0 and strongest >= best - 0.25 or \
                 by_type_word(typ, kind.names)
         kind.position = hits[0] if hits else (500 if kind.named else 10_000)
-        kind.count = quantity(text, kind.noun) if hits else quantity(text, "\x00")
+        marks = frozenset(_stem(w) for n in kind.names for key in ("colour", "mark", "material", "owner")
+                          for w in re.findall(r"[a-z]+", str(context.entities[n].get(key) or "").lower()))
+        kind.count = quantity(text, kind.noun, marks) if hits else quantity(text, "\x00")
     _name_contents(context, stems, list(out.values()))
     return sorted(out.values(), key=lambda k: (k.position, k.noun))
 
@@ -471,7 +475,7 @@ _NEGATIONS = frozenset({"no", "none", "nothing", "not", "never", "don't", "dont"
 _NEGATION_REACH = 6  # words back from a state word that a negation still governs
 # the word that asks for a state's opposite: "switch off the lights" asks for `(not (light-on ?))`
 _OPPOSITES = {"on": ("off",), "open": ("close", "closed", "shut"), "closed": ("open",), "close": ("open",),
-              "full": ("empty",), "empty": ("full",), "dirty": ("clean", "wash", "washed", "washing"),
+              "full": ("empty",), "empty": ("full",), "dirty": ("wash", "washed", "washing"),
               "wet": ("dry", "dried", "drying")}
 
 
