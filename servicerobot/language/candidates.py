@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from functools import cache
 
 from servicerobot.language.interpreter import Context
-from servicerobot.language.reachable import Reachability
+from servicerobot.language.reachable import Reachability, achievers
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom, Domain
-from servicerobot.pddl.model import AddEffect, DelEffect, ForallEffect, WhenEffect, effect_predicates
+from servicerobot.pddl.model import effect_predicates
 
 __all__ = ["Signatures", "delta_candidates", "goal_candidates", "is_fixed", "merge", "never_reported", "relevance",
            "signatures", "static_predicates", "synonyms_of", "words"]
@@ -90,8 +90,9 @@ def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
     a person or room named counts in full.
     """
     said = set(words(text))
-    raw = set(_WORD.findall(text.lower()))
-    tokens = [_stem(w) for w in _WORD.findall(text.lower())]
+    lowered = _WORD.findall(text.lower())
+    raw = set(lowered)
+    tokens = [_stem(w) for w in lowered]
     heads = _said_heads(context, tokens)
     rooms = {r for r, info in context.entities.items() if info.get("type") == "room" and all(
         _stem(w) in said for w in _WORD.findall(str(info.get("noun") or r).lower()) if w != "s")}
@@ -188,23 +189,12 @@ class Signatures:
 
 @cache
 def _signatures(domain: Domain) -> Signatures:
-    add: dict[str, set[tuple[str, ...]]] = {}
-    delete: dict[str, set[tuple[str, ...]]] = {}
-
-    def walk(effects, typing: dict[str, str]) -> None:
-        for effect in effects:
-            if isinstance(effect, (AddEffect, DelEffect)):
-                sig = tuple(typing.get(t) or domain.constants.get(t, "object") for t in effect.atom.terms)
-                (add if isinstance(effect, AddEffect) else delete).setdefault(effect.atom.predicate, set()).add(sig)
-            elif isinstance(effect, ForallEffect):
-                walk(effect.effects, {**typing, **dict(effect.params)})
-            elif isinstance(effect, WhenEffect):
-                walk(effect.effects, typing)
-
-    for action in domain.actions.values():
-        walk(action.effects, dict(action.params))
-    return Signatures({p: tuple(sorted(s)) for p, s in add.items()},
-                      {p: tuple(sorted(s)) for p, s in delete.items()})
+    table, _ = achievers(domain)
+    out: dict[bool, dict[str, set[tuple[str, ...]]]] = {True: {}, False: {}}
+    for (pred, positive), effects in table.items():
+        out[positive].setdefault(pred, set()).update(
+            tuple(e.types.get(t) or domain.constants.get(t, "object") for t in e.terms) for e in effects)
+    return Signatures(*({p: tuple(sorted(s)) for p, s in out[positive].items()} for positive in (True, False)))
 
 
 def signatures(domain: Domain) -> Signatures:

@@ -44,7 +44,7 @@ from servicerobot.language.candidates import (
 )
 from servicerobot.language.compact import SCHEMA_TITLES, _person, compact_request, load_turns, prompt_view
 from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, Interpreter, QueryGraph, entity_phrase
-from servicerobot.language.verbalize import Verbalizer, head_noun
+from servicerobot.language.verbalize import Verbalizer
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom
 
@@ -232,8 +232,8 @@ class ChoosingInterpreter:
         # (a fixture the words name as a thing to move, "put the locker in the living room", says no such thing)
         said = {_stem(w) for w in re.findall(r"[a-z]+", text.lower())}
         moved = {n for k in found if k.named and not k.place for n in k.names}
-        held = decompose.held_rooms(context, [n for n in rel if n not in moved and _stem(head_noun(str(
-            context.entities[n].get("noun") or n))) in said])
+        held = decompose.held_rooms(context, [n for n in rel if n not in moved
+                                              and decompose.holder_head(context, n) in said])
         options = [g for g in options if not _into(g, held, context)] or options
         names = sorted(set(view[1]) | set(places) | {n for k in chosen for n in k.names}) if chosen else view[1]
         say = Verbalizer(context.entities, names, context.domain, rooms=named_rooms, facts=context.facts)
@@ -362,8 +362,8 @@ class ChoosingInterpreter:
         # a change of a person the words do not name loses as a task answer's unnamed kind does ("the kitchen
         # tap is on" is no news of where the speaker is; "Hiro is back in his bedroom" none of the speaker)
         unnamed = _unnamed_people(context, text, speaker, rel)
-        totals = [t - _UNNAMED_PERSON * len(unnamed & {n for a in d.add | d.remove for n in a.args})
-                  for t, d in zip(totals, options)]
+        unnamed_loss = lambda d: _UNNAMED_PERSON * len(unnamed & {n for a in d.add | d.remove for n in a.args})
+        totals = [t - unnamed_loss(d) for t, d in zip(totals, options)]
         best_lp = max(totals)
         best = options[totals.index(best_lp)]
         self._answered[text] = format_delta(best)
@@ -372,8 +372,7 @@ class ChoosingInterpreter:
         unions = [u for a, b in combinations(top, 2) if (u := merge([a, b])) is not None]
         if unions:
             _, _, scores = self._choose("update", messages, unions, render)
-            scores = [t - _UNNAMED_PERSON * len(unnamed & {n for a in u.add | u.remove for n in a.args})
-                      for t, u in zip(scores, unions)]
+            scores = [t - unnamed_loss(u) for t, u in zip(scores, unions)]
             union_lp = max(scores)
             union = unions[scores.index(union_lp)]
             # saying a second change costs the model words even where the words report it

@@ -38,7 +38,7 @@ from servicerobot.pddl import Atom
 from servicerobot.pddl.sexpr import parse_sexpr
 
 __all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "conjoin", "counted", "coverage", "decide", "holds", "involved",
-           "held_rooms", "kinds", "names_movable", "pick", "predicate_words", "quantity", "relation_keys", "rooms_of", "said_states", "state_said",
+           "held_rooms", "holder_head", "kinds", "names_movable", "pick", "predicate_words", "quantity", "relation_keys", "rooms_of", "said_states", "state_said",
            "targets"]
 
 NUMBER_WORDS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
@@ -258,7 +258,7 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
     return sorted(out.values(), key=lambda k: (k.position, k.noun))
 
 
-def _holder_head(context: Context, name: str) -> str:
+def holder_head(context: Context, name: str) -> str:
     """The stem of the word a fixture is named by ("shelf" of "shelf_21"), as a kind's (`_naming_head`)."""
     return _naming_head(str(context.entities.get(name, {}).get("noun") or name))
 
@@ -277,7 +277,7 @@ def _name_contents(context: Context, stems: Sequence[str], found: Sequence[Kind]
             held.setdefault(atom.args[0], atom.args[1])
     heads: dict[str, set[str]] = {}
     for holder in set(held.values()):
-        heads.setdefault(_holder_head(context, holder), set()).add(holder)
+        heads.setdefault(holder_head(context, holder), set()).add(holder)
     holders: set[str] = set()
     for i, w in enumerate(stems):
         if w not in _CONTENTS or i + 1 >= len(stems) or stems[i + 1] not in _OUT_OF:
@@ -430,7 +430,7 @@ def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str
     if text and kind.named:  # out of where its things are now, where the words name it ("remove the books from the shelf")
         tokens = _tokens(text)
         mine = sorted(a for a in context.facts if len(a.args) == 2 and a.args[0] in kind.names)
-        heads = {_holder_head(context, n) for n in context.entities if is_fixed(context, n)}
+        heads = {holder_head(context, n) for n in context.entities if is_fixed(context, n)}
         # the fixtures named after "from", "off", "out of" ("from the shelf and locker"; "organise the
         # bookshelf" takes nothing off it)
         said = {_stem(w) for i, w in enumerate(tokens) if _named_after(tokens, i, heads) in _FROM_WORDS}
@@ -438,7 +438,7 @@ def relation_keys(context: Context, kind: Kind, places: Sequence[str], text: str
         for atom in mine:
             holder = context.entities.get(atom.args[1], {})
             types = [str(context.entities[n].get("type", "object")) for n in atom.args]
-            if holder.get("type") != "room" and _holder_head(context, atom.args[1]) in said \
+            if holder.get("type") != "room" and holder_head(context, atom.args[1]) in said \
                     and sig.can(context.domain, atom.predicate, types, False):
                 out.setdefault(f"(not ({atom.predicate} ? {atom.args[1]}))", []).append(f"(not {atom})")
     for goal in goal_candidates(context, list(kind.names) + list(places), asked=kind.names):
@@ -483,9 +483,10 @@ def state_said(key: str, text: str, noun: str = "") -> bool:
     """Whether the words say the predicate of a relation key ("clean the mop": `(is-clean ?)`; "throw away":
     no word of `thrashed`), its words other than "is", "at", "in" and the like and than the words of the
     thing's own `noun` ("the light" says no `light-on`); never where the word describes a thing as it is
-    ("wash the dirty underwear", "wash dirty underclothing"). A negated key is said only by a word for the
-    state's opposite ("switch off the lights": `(not (light-on ?))`): "the dirty clothes" say `is-dirty` and
-    ask for them not to be."""
+    ("wash the dirty underwear", "wash dirty underclothing"). A negated key is said by a word for the state's
+    opposite ("switch off the lights": `(not (light-on ?))`; "the dirty clothes" say `is-dirty` and ask for
+    them not to be), or by the state's own word under a negation ("make sure no lights are left on"), and a
+    key so negated is not said by its own word."""
     own = {_stem(w) for w in re.findall(r"[a-z]+", noun.lower())}
     plain = predicate_words(_predicate_of(key), unary=_one_thing(key)) - own
     opposite = {o for w in plain for o in _OPPOSITES.get(w, ())}

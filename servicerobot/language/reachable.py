@@ -20,7 +20,8 @@ from functools import cache
 from typing import Iterable, Mapping
 
 from servicerobot.pddl import Atom
-from servicerobot.pddl.model import AddEffect, And, AtomF, DelEffect, Domain, ForallEffect, WhenEffect
+from servicerobot.pddl.explain import conjuncts
+from servicerobot.pddl.model import AddEffect, AtomF, DelEffect, Domain, ForallEffect, WhenEffect
 
 Pattern = tuple  # of object names, None where any object may stand
 
@@ -32,10 +33,6 @@ class _Achiever:
     terms: tuple[str, ...]
     types: Mapping[str, str]  # variable -> type
     needs: tuple[AtomF, ...]
-
-
-def _conjuncts(formula) -> list:
-    return [c for p in formula.parts for c in _conjuncts(p)] if isinstance(formula, And) else [formula]
 
 
 @cache
@@ -51,15 +48,24 @@ def _achievers(domain: Domain) -> tuple[dict, frozenset[str]]:
             elif isinstance(effect, ForallEffect):
                 walk(effect.effects, {**types, **dict(effect.params)}, needs)
             elif isinstance(effect, WhenEffect):
-                walk(effect.effects, types, needs + tuple(c for c in _conjuncts(effect.condition)
+                walk(effect.effects, types, needs + tuple(c for c in conjuncts(effect.condition)
                                                           if isinstance(c, AtomF)))
 
     for action in domain.actions.values():
-        needs = tuple(c for c in _conjuncts(action.precondition) if isinstance(c, AtomF))
+        needs = tuple(c for c in conjuncts(action.precondition) if isinstance(c, AtomF))
         walk(action.effects, dict(action.params), needs)
     changed = {pred for pred, _ in table}
     derived = set(getattr(domain, "derived", None) or ())
     return table, frozenset(set(domain.predicates) - changed - derived)
+
+
+def achievers(domain: Domain) -> tuple[dict, frozenset[str]]:
+    """(predicate, positive) -> the effects that make it so, each with its action's positive preconditions;
+    and the static predicates (cached per domain)."""
+    try:
+        return _achievers(domain)
+    except TypeError:  # an unhashable domain: compute afresh
+        return _achievers.__wrapped__(domain)
 
 
 class Reachability:
@@ -67,10 +73,7 @@ class Reachability:
 
     def __init__(self, domain: Domain, facts: Iterable[Atom], types_of: Mapping[str, str], depth: int = 4):
         self.domain = domain
-        try:
-            self.table, self.static = _achievers(domain)
-        except TypeError:  # an unhashable domain: compute afresh
-            self.table, self.static = _achievers.__wrapped__(domain)
+        self.table, self.static = achievers(domain)
         self.facts = frozenset(facts)
         self.by_pred = {atom.predicate for atom in self.facts}
         self.mentioned = {x for atom in self.facts for x in atom.args}
