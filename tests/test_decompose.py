@@ -751,3 +751,97 @@ def test_a_room_of_a_fixture_the_words_move_stays_a_place_to_take_things_to():
     model = Answers(liked=["kitchen"])
     goal = ChoosingInterpreter(model).interpret_task("Put the desk and the cupboard in the kitchen.", "Ana", context)
     assert "(at desk_9 kitchen_1)" in goal
+
+
+def _fridge() -> Context:
+    """A kitchen with a fridge and a counter; three milks in the fridge, cold, one (unmarked) on the counter,
+    a broken candle and a whole one."""
+    from servicerobot.scenes.household import household_domain
+
+    entities = {"kitchen": {"type": "room", "noun": "kitchen"},
+                "olga_bedroom": {"type": "room", "noun": "Olga's bedroom"},
+                "fridge_1": {"type": "fridge", "noun": "fridge", "room": "kitchen"},
+                "counter_1": {"type": "surface", "noun": "counter", "room": "kitchen"},
+                "nightstand_1": {"type": "surface", "noun": "nightstand", "room": "Olga's bedroom"},
+                "milk_1": {"type": "food", "noun": "milk"},
+                "milk_2": {"type": "food", "noun": "milk", "mark": "large"},
+                "milk_3": {"type": "food", "noun": "milk", "mark": "small"},
+                "candle_1": {"type": "decor", "noun": "candle"}, "candle_2": {"type": "decor", "noun": "candle"},
+                "robot": {"type": "robot", "noun": "robot"}}
+    facts = {Atom("on", ("milk_1", "counter_1")), Atom("inside", ("milk_2", "fridge_1")),
+             Atom("inside", ("milk_3", "fridge_1")), Atom("cold", ("milk_2",)), Atom("cold", ("milk_3",)),
+             Atom("on", ("candle_1", "nightstand_1")), Atom("on", ("candle_2", "counter_1")),
+             Atom("broken", ("candle_1",))}
+    return Context(household_domain(), entities, frozenset(facts), "robot")
+
+
+def test_a_state_asked_for_picks_out_no_thing_but_a_state_said_before_the_noun_does():
+    """"Make sure the milk is cold again": the cold milks are not the one meant; "the cold milk" is."""
+    context = _fridge()
+    rel = relevance(context, "Make sure the milk is cold again.", "Ana")
+    assert rel["milk_1"] == rel["milk_2"] == rel["milk_3"]
+    rel = relevance(context, "Make sure the small milk is cold again.", "Ana")
+    assert rel["milk_3"] > rel["milk_1"] == rel["milk_2"]
+    rel = relevance(context, "Bring me the cold milk.", "Ana")
+    assert rel["milk_2"] > rel["milk_1"]
+
+
+def test_of_things_named_alike_those_a_request_would_change_are_picked_first():
+    context = _fridge()
+    milks = decompose.Kind("milk", ["milk_1", "milk_2", "milk_3"], named=True, count=1)
+    literals = [f"(cold {m})" for m in milks.names[::-1]]
+    assert decompose.pick(context, milks, "(cold ?)", literals, {}, {}, []) == ["(cold milk_1)"]
+
+
+def test_states_the_words_ask_of_things_are_counted_where_an_answer_leaves_them_out():
+    """"Wash and dry them": each thing clean and dry; a forall over a state leaves it out for none."""
+    text = "The teal pair of jeans and the red pair of socks are dirty, can you wash and dry them?"
+    assert decompose.state_said("(not (wet ?))", text, "pair of jeans")
+    assert decompose.quantity(text, "pair of jeans", frozenset({"teal", "red"})) == 1
+    assert decompose.quantity("The teal pair of jeans and the brown pair of jeans.", "pair of jeans",
+                              frozenset({"teal", "brown"})) == 2
+    jeans = decompose.Kind("pair of jeans", ["jeans_1"], named=True, best="(not (dirty ?))",
+                           also=["(not (wet ?))"])
+    socks = decompose.Kind("pair of socks", ["socks_1"], named=True, best="(not (dirty ?))",
+                           also=["(not (wet ?))"])
+    goals = ["(and (not (dirty jeans_1)) (not (wet jeans_1)) (not (dirty socks_1)) (not (wet socks_1)))",
+             "(and (not (dirty jeans_1)) (not (dirty socks_1)))",
+             "(and (not (dirty jeans_1)) (not (wet socks_1)))",
+             "(and (inside jeans_1 basket_1) (inside socks_1 basket_1))",
+             "(and (forall (?c - clothing) (not (dirty ?c))) (forall (?c - clothing) (not (wet ?c))))"]
+    context = Context(_house().domain, {"jeans_1": {"type": "clothing", "noun": "pair of jeans"},
+                                        "socks_1": {"type": "clothing", "noun": "pair of socks"},
+                                        "robot": {"type": "robot", "noun": "robot"}}, frozenset(), "robot")
+    assert decompose.unsaid_states(goals, [jeans, socks], text, context) == [0, 2, 2, 4, 0]
+    assert decompose.decide([[-5.0, -0.1], [-3.0, -0.1]], [0.0, 0.0], 2.0, 4.0, unsaid=[0, 2],
+                            state_weight=2.0) == 0
+
+
+def test_things_picked_out_by_a_state_no_action_brings_about_are_what_the_request_is_about():
+    """"Get rid of the broken stuff": the broken candle, not every candle; "the milk is cold" names no state."""
+    context = _fridge()
+    assert decompose.described(context, "Could you get rid of the broken stuff?") == {"candle_1"}
+    assert decompose.described(context, "Make sure the milk is cold again.") == set()  # a fridge chills
+    candles = decompose.Kind("candle", ["candle_1", "candle_2"], p_yes=0.2)
+    decompose.narrow_to_described([candles], {"candle_1"})
+    assert candles.names == ["candle_1"] and candles.p_yes >= 0.9
+    named = decompose.Kind("candle", ["candle_1", "candle_2"], named=True)
+    decompose.narrow_to_described([named], {"candle_1"})
+    assert named.names == ["candle_1", "candle_2"]  # "the broken candle and the other candle"
+
+
+def test_a_thing_on_a_fixture_is_in_the_room_the_fixture_stands_in_by_the_rooms_name():
+    assert decompose.rooms_of(_fridge())["candle_1"] == "olga_bedroom"
+
+
+def test_a_fixture_named_less_strongly_than_another_of_its_noun_is_no_place():
+    """"The shelf in the hall": the kitchen's shelf is neither a target nor offered as a place."""
+    context = _house()
+    entities = {**context.entities, "shelf_8": {"type": "surface", "noun": "shelf", "room": "kitchen"},
+                "shelf_9": {"type": "surface", "noun": "shelf", "room": "hall"}}
+    context = Context(context.domain, entities, context.facts, "robot")
+    rel = relevance(context, "Could you tidy the shelf in the hall? All the plates in the kitchen go there.", "Ana")
+    assert decompose.outnamed(context, rel) == {"shelf_8"}
+    assert "shelf_8" not in decompose.targets(context, rel, "ana", ["hall", "kitchen"])
+    rel = relevance(context, "Put the plates on a shelf.", "Ana")
+    assert decompose.outnamed(context, rel) == set()

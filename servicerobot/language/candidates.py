@@ -137,8 +137,8 @@ def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
                 room = [_stem(w) for w in _WORD.findall(str(info.get("room") or "").lower()) if w != "s"]
                 if room and all(w in said for w in room) and _placed(tokens, room, noun[-1], rooms):
                     score += 0.75
-                if states.get(name, set()) & raw:  # "the dirty dishes": the dishes that are dirty
-                    score += 1.0
+                if _state_before(lowered, tokens, states.get(name, set()), noun[-1]):
+                    score += 1.0  # "the dirty dishes": the dishes that are dirty
         if score > 0:
             out[name] = score
     return out
@@ -159,6 +159,13 @@ def _describes(tokens: Sequence[str], value: Sequence[str], head: str, heads: se
         return True
     n = len(value)
     return any(list(tokens[i:i + n]) == list(value) and head in tokens[i + n:i + n + 4] for i in range(len(tokens)))
+
+
+def _state_before(lowered: Sequence[str], tokens: Sequence[str], state: set[str], head: str) -> bool:
+    """Whether a state memory holds of a thing is said before its head noun, as what tells it apart ("the
+    dirty dishes"), not as what is asked of it ("make sure the milk is cold again": the cold milks are not
+    the one meant)."""
+    return bool(state) and any(t == head and state & set(lowered[max(0, i - 3):i]) for i, t in enumerate(tokens))
 
 
 def _placed(tokens: Sequence[str], room: Sequence[str], head: str, rooms: set[str]) -> bool:

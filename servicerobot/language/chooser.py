@@ -234,6 +234,8 @@ class ChoosingInterpreter:
         moved = {n for k in found if k.named and not k.place for n in k.names}
         held = decompose.held_rooms(context, [n for n in rel if n not in moved
                                               and decompose.holder_head(context, n) in said])
+        # nor is a fixture named less strongly than another of its noun ("the bookshelf in the living room")
+        held |= decompose.outnamed(context, rel) - moved
         options = [g for g in options if not _into(g, held, context)] or options
         names = sorted(set(view[1]) | set(places) | {n for k in chosen for n in k.names}) if chosen else view[1]
         say = Verbalizer(context.entities, names, context.domain, rooms=named_rooms, facts=context.facts)
@@ -305,19 +307,24 @@ class ChoosingInterpreter:
         # as many of each named kind as the words ask for ("all the apples": not one of them), in the
         # enumeration's answers as in the built ones
         numbers = decompose.counted(finals, found, context)
+        # and every state the words ask of the things it names ("wash and dry them": each clean and dry)
+        unsaid = decompose.unsaid_states(finals, chosen, text, context)
         enumerated = [i for i, g in enumerate(finals) if g not in built or g == best]
-        first = max(enumerated, key=lambda i: final_totals[i] + self.count_weight * numbers[i])
+        first = max(enumerated, key=lambda i: final_totals[i] + self.count_weight * numbers[i]
+                    - _STATE_SAID * unsaid[i])
         if not built:
             return finals[first]
         among = [first] + [i for i, g in enumerate(finals) if g in built and i != first]
         fit = [decompose.coverage(finals[i], found, context) for i in among]
         self.decomposition.update(scores=[(round(sum(tokens[i][:-1]), 3), round(tokens[i][-1], 3)) if tokens[i] else None
                                           for i in among], fit=[round(f, 3) for f in fit],
-                                  counted=[numbers[i] for i in among], said=[said[i] for i in among],
+                                  counted=[numbers[i] for i in among], unsaid=[unsaid[i] for i in among],
+                                  said=[said[i] for i in among],
                                   goals=[finals[i] for i in among])
         kind_weight = self.kind_weight if decompose.names_movable(found) else self.kind_weight_unnamed
         return finals[among[decompose.decide([tokens[i] for i in among], fit, self.end_weight, kind_weight,
-                                             [numbers[i] for i in among], self.count_weight)]]
+                                             [numbers[i] for i in among], self.count_weight,
+                                             [unsaid[i] for i in among], _STATE_SAID)]]
 
     def _kinds(self, text: str, speaker: str, context: Context, rel: dict[str, float],
                rooms: list[str]) -> tuple[list, list, list[str]]:
@@ -331,6 +338,7 @@ class ChoosingInterpreter:
             return [], [], []
         decompose.ask_kinds(lambda m, a: self._token_scores("task", m, a, full=True, slot="entities").logprobs,
                             text, speaker, found)
+        decompose.narrow_to_described(found, decompose.described(context, text))
         chosen = decompose.involved(found)
         self.decomposition = {"kinds": {k.label(): round(k.p_yes, 2) for k in found},
                               "involved": [(k.label(), k.count) for k in chosen]}
@@ -436,7 +444,7 @@ def _says_state(goal: str, said: set[str]) -> bool:
 
 
 def _into(goal: str, rooms: set[str], context: Context) -> bool:
-    """Whether a goal is one literal taking a thing to one of `rooms`."""
+    """Whether a goal is one literal taking a thing to one of `rooms` (or fixtures)."""
     args = _args(goal)[1:] if not goal.startswith(("(not", "(and", "(forall", "(or")) else []
     return len(args) == 2 and args[1] in rooms and \
         context.entities.get(args[0], {}).get("type") not in ("person", "robot", "room")

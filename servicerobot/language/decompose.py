@@ -38,7 +38,7 @@ from servicerobot.pddl import Atom
 from servicerobot.pddl.sexpr import parse_sexpr
 
 __all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "conjoin", "counted", "coverage", "decide", "holds", "involved",
-           "held_rooms", "holder_head", "kinds", "names_movable", "pick", "predicate_words", "quantity", "relation_keys", "rooms_of", "said_states", "state_said",
+           "held_rooms", "holder_head", "outnamed", "kinds", "names_movable", "pick", "predicate_words", "quantity", "relation_keys", "rooms_of", "said_states", "state_said",
            "targets"]
 
 NUMBER_WORDS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
@@ -78,6 +78,8 @@ class Kind:
     keys: dict[str, list[str]] = field(default_factory=dict)  # key -> its literal per thing (news only)
     best: str | None = None  # the chosen key
     also: list[str] = field(default_factory=list)  # states the words ask of it beside `best` ("chill it in the fridge")
+    here: dict[str, int] = field(default_factory=dict)  # key -> of "all" its things, how many are in the rooms
+    # the words take them from (`pick`)
 
     def label(self) -> str:
         """The kind as the kinds prompt says it: "forks", "the kitchen"."""
@@ -94,7 +96,9 @@ def holds(literal: str, context: Context) -> bool:
 
 
 def rooms_of(context: Context) -> dict[str, str]:
-    """Thing -> the room it is in: a fact relating it to a room, or to a fixture that stands in one."""
+    """Thing -> the room it is in (the room's name): a fact relating it to a room, or to a fixture that stands
+    in one (a fixture says its room as a phrase, "Olga's bedroom")."""
+    named = {entity_phrase(info): name for name, info in context.entities.items() if info.get("type") == "room"}
     out: dict[str, str] = {}
     for atom in context.facts:
         if len(atom.args) != 2 or atom.args[0] == context.robot:
@@ -103,7 +107,7 @@ def rooms_of(context: Context) -> dict[str, str]:
         info = context.entities.get(place, {})
         room = place if info.get("type") == "room" else info.get("room")
         if room and not is_fixed(context, thing):
-            out.setdefault(thing, room)
+            out.setdefault(thing, named.get(room, room))
     return out
 
 
@@ -152,7 +156,9 @@ def quantity(text: str, noun: str, marks: frozenset[str] = frozenset()) -> int |
         if not single:
             break
         singles += 1
-        told |= {frozenset(w for w in said[max(0, i - 2):i] if _stem(w) in marks)} - {frozenset()}
+        # the marks before the phrase: "the teal pair of jeans"
+        start = i - 2 if i >= 2 and said[i - 1] == "of" and _stem(said[i - 2]) in _PARTITIVE else i
+        told |= {frozenset(w for w in said[max(0, start - 2):start] if _stem(w) in marks)} - {frozenset()}
     if singles:
         return max(1, len(told))
     for m in _PEOPLE.finditer(text.lower()):
@@ -303,7 +309,8 @@ _PHRASE_WORDS = frozenset({"the", "a", "an", "and", "or", "my", "your", "his", "
                            "that", "both", "all", "every"})
 
 
-_STATE_NEXT = _PHRASE_WORDS | _PLACE_WORDS | {"up", "away", "then", "it", "them", "everything", "immediately",
+_OBJECTS = frozenset({"it", "them", "everything"})  # a word before one of these is a verb ("wash and dry them")
+_STATE_NEXT = _PHRASE_WORDS | _PLACE_WORDS | _OBJECTS | {"up", "away", "then", "immediately",
                                              "again", "now", "please"}
 
 
@@ -379,6 +386,30 @@ def _gap(found: Sequence[Kind], odds: Sequence[float], bias: float) -> float:
     return (unnamed[i] + unnamed[i + 1]) / 2
 
 
+def described(context: Context, text: str) -> set[str]:
+    """The things the words pick out by a state memory holds of them and no action brings about ("get rid of
+    the broken stuff", "anything that's broken": the things memory knows broken)."""
+    said = {_stem(w) for w in _tokens(text)}
+    sig, out = signatures(context.domain), set()
+    for atom in context.facts:
+        if len(atom.args) != 1 or atom.args[0] not in context.entities:
+            continue
+        words = predicate_words(atom.predicate)
+        types = [str(context.entities[atom.args[0]].get("type", "object"))]
+        if words and words <= said and not sig.can(context.domain, atom.predicate, types, True):
+            out.add(atom.args[0])
+    return out
+
+
+def narrow_to_described(found: Sequence[Kind], described_things: set[str]) -> None:
+    """A kind the words do not name but pick out things of by their state is about those things alone, and
+    involved ("the broken stuff": the broken candle, not every candle)."""
+    for kind in found:
+        mine = [n for n in kind.names if n in described_things]
+        if mine and not kind.named and not kind.fixed:
+            kind.names, kind.p_yes = mine, max(kind.p_yes, _DESCRIBED_YES)
+
+
 def involved(found: Sequence[Kind], at: float = _YES_AT) -> list[Kind]:
     """The kinds the request involves: every named one, and others the model says yes to, up to `_MAX_KINDS`
     in all."""
@@ -394,13 +425,26 @@ def targets(context: Context, rel: Mapping[str, float], person: str | None, room
     skip = set(exclude) | {context.robot}
     named = sorted((n for n in rel if n not in skip), key=lambda n: (-rel[n], n))
     held = held_rooms(context, named)
-    named = [n for n in named if n not in held]
+    skip |= outnamed(context, rel)
+    named = [n for n in named if n not in held and n not in skip]
     if not any(is_fixed(context, n) and context.entities[n].get("type") != "room" for n in named):
         phrases = {r for r in rooms} | {entity_phrase(context.entities[r]) for r in rooms if r in context.entities}
         named += sorted(n for n, info in context.entities.items() if info.get("room") in phrases and n not in skip)
     if person and person not in named:
         named.append(person)
     return list(dict.fromkeys(named))[:_TARGETS]
+
+
+def outnamed(context: Context, rel: Mapping[str, float]) -> set[str]:
+    """The fixtures the words name less strongly than another of the same noun: "the bookshelf in the living
+    room" names no bookshelf of another room, "the red cabinet" no white one."""
+    fixtures = [n for n in rel if n in context.entities and is_fixed(context, n)
+                and context.entities[n].get("type") != "room"]
+    noun = lambda n: str(context.entities[n].get("noun") or n)
+    best: dict[str, float] = {}
+    for n in fixtures:
+        best[noun(n)] = max(best.get(noun(n), 0.0), rel[n])
+    return {n for n in fixtures if rel[n] < best[noun(n)]}
 
 
 def held_rooms(context: Context, named: Sequence[str]) -> set[str]:
@@ -471,6 +515,7 @@ def predicate_words(pred: str, unary: bool = False) -> set[str]:
 
 
 _UNARY_STATE_WORDS = frozenset({"on", "in"})
+_DESCRIBED_YES = 0.9  # the model's yes taken for a kind whose things the words pick out by their state
 _NEGATIONS = frozenset({"no", "none", "nothing", "not", "never", "don't", "dont", "nor"})
 _NEGATION_REACH = 6  # words back from a state word that a negation still governs
 # the word that asks for a state's opposite: "switch off the lights" asks for `(not (light-on ?))`
@@ -498,7 +543,7 @@ def state_said(key: str, text: str, noun: str = "") -> bool:
     def request(i: int) -> bool:
         after = said[i + 1] if i + 1 < len(said) else None
         return (after is None or after in _STATE_NEXT) and not (
-            i and said[i - 1] in _PHRASE_WORDS and after is not None and after not in _PHRASE_WORDS)
+            i and said[i - 1] in _PHRASE_WORDS and after is not None and after not in _PHRASE_WORDS | _OBJECTS)
     def says(w: str, wanted: set[str]) -> bool:  # a word for the thing itself ("tap" of a sink) says no state of it
         others = set(synonyms_of(_stem(w)))
         return not others & own and (_stem(w) in wanted or w in wanted or bool(wanted & others))
@@ -538,7 +583,7 @@ def pick(context: Context, kind: Kind, key: str, literals: Sequence[str], rel: M
          where: Mapping[str, str], rooms: Sequence[str]) -> list[str]:
     """The literals of the things asked for: those in the rooms the words name (unless the goal takes them
     to one of them, or to something in one: "from around the house to the kitchen sink"), then the most
-    strongly named; `kind.count` of them, or all."""
+    strongly named, those not already so first; `kind.count` of them, or all."""
     thing = _thing
     places = set(key.replace("(", " ").replace(")", " ").split())
     phrase = lambda r: entity_phrase(context.entities[r]) if r in context.entities else r
@@ -547,9 +592,12 @@ def pick(context: Context, kind: Kind, key: str, literals: Sequence[str], rel: M
     into = {r for r in rooms if r in places or phrase(r) in places or any(
         context.entities.get(p, {}).get("room") in (r, phrase(r)) for p in places)}
     source = [r for r in rooms if r not in into and phrase(r) not in {phrase(t) for t in into}]
-    order = sorted(literals, key=lambda lit: (-rel.get(thing(lit), 0.0), thing(lit)))
+    # of things named alike, those the goal would change first: a request is news ("the milk cold again")
+    order = sorted(literals, key=lambda lit: (-rel.get(thing(lit), 0.0), holds(lit, context), thing(lit)))
     here = [lit for lit in order if where.get(thing(lit)) in source]
     if kind.count is None:
+        if here:  # "all the books in Olga's bedroom": as many as are there
+            kind.here[key] = len(here)
         return here or order
     return (here + [lit for lit in order if lit not in here])[:kind.count]  # "three books": any three
 
@@ -699,13 +747,44 @@ def counted(goals: Sequence[str], found: Sequence[Kind], context: Context | None
         # and the other on the bookshelf)
         # with a number, the things already there count ("both magazines" where one is); "all the towels" asks
         # for each to be made so (one moved beside others already in the room is not all of them moved)
-        facts = context.facts if context is not None and kind.count is not None else frozenset()
+        asked = kind.count if kind.count is not None else kind.here.get(kind.best)  # "all the books in Olga's bedroom"
+        facts = context.facts if context is not None and asked is not None else frozenset()
         numbers = [_most_alike(lits, set(kind.names), facts) for lits in literals]
         # "five glasses" where four are news asks for the four
-        wanted = min(kind.count or 10**6, max((total for _, total in numbers), default=0))
+        wanted = min(asked or 10**6, max((total for _, total in numbers), default=0))
         for i, (own, total) in enumerate(numbers):
             if own and not quantified[i] and wanted not in (own, total):
                 out[i] -= 1
+    return out
+
+
+def unsaid_states(goals: Sequence[str], chosen: Sequence[Kind], text: str, context: Context) -> list[int]:
+    """Per goal, how many states the words ask of its things it leaves out, one per thing and state ("wash and
+    dry the shirt and the socks": the shirt clean and the socks dry leaves out two; the shirt and the socks in
+    the basket, four), even where memory holds one now (washing wets what was dry). A goal's `forall` over a
+    state leaves it out for no thing."""
+    asked = []
+    for kind in chosen:
+        states = [k for k in dict.fromkeys(([kind.best] if kind.best else []) + list(kind.also))
+                  if _one_thing(k) and state_said(k, text, kind.noun)]
+        if states:
+            asked.append((kind, states))
+    out = []
+    for goal in goals:
+        literals = _LITERAL.findall(goal)
+        have = {(bool(negated), pred, thing) for negated, pred, thing, rest in literals if not rest}
+        everything = {(bool(negated), pred) for negated, pred, thing, rest in literals if thing.startswith("?")}
+        about = {thing for _, _, thing, _ in literals}
+        if "(forall " in goal:
+            about |= _quantified(goal, context)
+        missing = 0
+        for kind, states in asked:
+            for name in (n for n in kind.names if n in about):
+                for key in states:
+                    negated, pred = key.startswith("(not "), _predicate_of(key)
+                    if (negated, pred, name) not in have and (negated, pred) not in everything:
+                        missing += 1
+        out.append(missing)
     return out
 
 
@@ -729,15 +808,18 @@ def _most_alike(literals: Sequence[tuple[str, str, str, str]], names: set[str],
 
 
 def decide(tokens: Sequence[Sequence[float]], kinds_fit: Sequence[float], end_weight: float,
-           kind_weight: float, counts_fit: Sequence[float] | None = None, count_weight: float = 0.0) -> int:
+           kind_weight: float, counts_fit: Sequence[float] | None = None, count_weight: float = 0.0,
+           unsaid: Sequence[int] | None = None, state_weight: float = 0.0) -> int:
     """The answer whose words are likeliest, with its end of turn weighted by `end_weight` (how sure the model
     is that nothing more was asked), its `coverage` by `kind_weight` (whether it is about the kinds the
-    model said the request involves) and its `counted` by `count_weight` (whether it names as many of each
-    kind as the words ask for)."""
+    model said the request involves), its `counted` by `count_weight` (whether it names as many of each
+    kind as the words ask for) and its `unsaid_states` by `state_weight` (each state the words ask of its
+    things that it leaves out)."""
     counts_fit = counts_fit or [0.0] * len(tokens)
+    unsaid = unsaid or [0] * len(tokens)
 
     def value(i: int) -> float:
         t = tokens[i]
         return (sum(t[:-1]) + end_weight * t[-1] + kind_weight * kinds_fit[i] + count_weight * counts_fit[i]
-                if t else -math.inf)
+                - state_weight * unsaid[i] if t else -math.inf)
     return max(range(len(tokens)), key=value)
