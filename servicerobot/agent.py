@@ -34,7 +34,7 @@ from servicerobot.failures import Failure, planner_failure
 from servicerobot.language.base import LanguageModelError, Usage
 from servicerobot.language.interpreter import Context, Interpreter, QueryGraph
 from servicerobot.memory.graph import KnowledgeGraph
-from servicerobot.memory.retrieval import SearchRetriever, retrieve_all, retrieve_neighbourhood
+from servicerobot.memory.retrieval import SearchRetriever, retrieve_all, retrieve_neighbourhood, with_named_states
 from servicerobot.memory.triplets import Delta
 from servicerobot.memory.updates import apply_percept, update_from_language
 from servicerobot.memory.verifier import Verifier
@@ -461,8 +461,10 @@ class ServiceAgent:
             if task is not None:
                 task.query = query
         if self.base_variant == "entity-rag":
-            return retrieve_neighbourhood(kg, list(query) + [self.robot])
-        return self.searcher.retrieve(kg, query)
+            found = retrieve_neighbourhood(kg, list(query) + [self.robot])
+        else:
+            found = self.searcher.retrieve(kg, query)
+        return with_named_states(found, kg, text)
 
     def _planning_facts(self, task: _TaskState, full: bool = False) -> frozenset[Atom]:
         """The facts a problem needs: what retrieval finds for the task, the facts of the goal's entities

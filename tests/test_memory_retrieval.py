@@ -23,6 +23,7 @@ from servicerobot.memory.retrieval import (
     retrieve_all,
     retrieve_neighbourhood,
     room_layer,
+    with_named_states,
 )
 from servicerobot.memory.similarity import (
     EmbeddingSimilarity,
@@ -357,3 +358,14 @@ def test_large_memory_retrieval():
         assert 0 < len(result.facts) < len(kg.facts)
     dishes = retriever.retrieve(kg, Q([("d", "the dishes", "dish")]))
     assert set(dishes.matches[0]["members"]["d"]) == set(kg.of_type("dish"))
+
+
+def test_a_state_the_words_say_is_retrieved_for_every_thing_memory_holds_it_of():
+    """"Throw out the broken things": a search by nouns finds no thing; each `(broken x)` is added."""
+    kg = _memory()
+    thing = sorted(n for n in kg.graph.nodes if n.startswith(("mug_", "cup_", "plate_")))[0]
+    kg.apply(Delta.of([], [Atom("broken", (thing,))]), "test", 0)
+    base = RetrievalResult(frozenset(), frozenset())
+    found = with_named_states(base, kg, "Throw out the broken things, please.")
+    assert Atom("broken", (thing,)) in found.facts and thing in found.entities
+    assert with_named_states(base, kg, "Bring me a cup.") is base  # no state said: as it was

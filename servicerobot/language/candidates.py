@@ -50,6 +50,8 @@ _SYNONYMS = {
     "pullover": ("sweater",), "controller": ("remote",), "clicker": ("remote",), "loaf": ("bread",),
     "yoghurt": ("yogurt",), "shelf": ("shelf", "bookshelf"), "table": ("table",), "desk": ("table", "desk"),
     "chill": ("cold",), "chilled": ("cold",), "cool": ("cold",),
+    "throw": ("discarded",), "rid": ("discarded",), "toss": ("discarded",), "chuck": ("discarded",),
+    "dump": ("discarded",),
 }
 _TO_ME = re.compile(r"\b(?:to|bring|brings|fetch|get|getting|give|hand|pass|grab)\s+me\b")  # me, the receiver
 _SELF = frozenset({"my", "mine", "me", "i", "myself", "i'm", "i've", "im"})

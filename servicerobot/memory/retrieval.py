@@ -35,7 +35,7 @@ from servicerobot.memory.similarity import STOP_WORDS, LexicalSimilarity, Simila
 from servicerobot.pddl import Atom
 
 __all__ = ["RetrievalResult", "SearchRetriever", "is_plural", "location_chain", "retrieve_all",
-           "retrieve_neighbourhood", "robot_facts", "room_layer"]
+           "retrieve_neighbourhood", "robot_facts", "room_layer", "with_named_states"]
 
 _RAW_WORD = re.compile(r"[A-Za-z0-9]+")
 _POSSESSIVE = re.compile(r"['\u2019]s\b")
@@ -191,6 +191,23 @@ def retrieve_neighbourhood(kg: KnowledgeGraph, seeds: Iterable[str], depth: int 
     known = [s for s in seeds if kg.has_entity(s)]
     return _assemble(kg, known, depth, max_facts, "neighbourhood",
                      [{"seeds": known, "unknown": [s for s in seeds if not kg.has_entity(s)]}])
+
+
+def with_named_states(result: RetrievalResult, kg: KnowledgeGraph, text: str) -> RetrievalResult:
+    """`result` with every one-thing state whose words `text` says ("throw out the broken things": each
+    `(broken x)` memory holds, which a search for things by their nouns does not reach)."""
+    said = {stem(w) for w in _RAW_WORD.findall(text.lower())}
+    extra = set()
+    for atom in kg.facts:
+        if len(atom.args) == 1:
+            words = {stem(w) for w in atom.predicate.lower().split("-")} - STOP_WORDS
+            if words and words <= said:
+                extra.add(atom)
+    extra -= result.facts
+    if not extra:
+        return result
+    return RetrievalResult(result.facts | extra, result.entities | {a.args[0] for a in extra}, result.matches,
+                           result.method, result.unmatched)
 
 
 def is_plural(text: str, singular_words: Iterable[str] = ()) -> bool:
