@@ -845,3 +845,25 @@ def test_a_fixture_named_less_strongly_than_another_of_its_noun_is_no_place():
     assert "shelf_8" not in decompose.targets(context, rel, "ana", ["hall", "kitchen"])
     rel = relevance(context, "Put the plates on a shelf.", "Ana")
     assert decompose.outnamed(context, rel) == set()
+
+
+def test_all_of_a_kind_in_a_named_room_are_those_there_and_none_goes_back_to_that_room():
+    """"All the books in Olga's bedroom go there (the kitchen counter)": the book on Olga's nightstand; one
+    from the kitchen is a stray, and a goal putting a book onto Olga's nightstand sends it back."""
+    context = _fridge()
+    entities = {**context.entities, "book_1": {"type": "book", "noun": "book"},
+                "book_2": {"type": "book", "noun": "book"}}
+    facts = context.facts | {Atom("on", ("book_1", "nightstand_1")), Atom("on", ("book_2", "counter_1"))}
+    context = Context(context.domain, entities, facts, "robot")
+    books = decompose.Kind("book", ["book_1", "book_2"], named=True)
+    rooms = ["kitchen", "olga_bedroom"]
+    assert decompose.sources(context, "(on ? counter_1)", rooms) == ["olga_bedroom"]
+    literals = ["(on book_1 counter_1)", "(on book_2 counter_1)"]
+    assert decompose.pick(context, books, "(on ? counter_1)", literals, {}, decompose.rooms_of(context), rooms) \
+        == ["(on book_1 counter_1)"]
+    books.best = "(on ? counter_1)"
+    goals = ["(on book_1 counter_1)", "(and (on book_1 counter_1) (on book_2 counter_1))"]
+    assert decompose.strays(goals, [books]) == [0, 1]
+    assert decompose.counted(goals, [books], context)[0] == 0
+    assert decompose.sent_back("(on book_2 nightstand_1)", [books], context, rooms)
+    assert not decompose.sent_back("(on book_1 counter_1)", [books], context, rooms)

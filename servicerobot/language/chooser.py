@@ -294,6 +294,11 @@ class ChoosingInterpreter:
         built = [g for g in decompose.build(context, chosen, rel, named_rooms, text)
                  if not refused or g not in refused] if chosen else []
         finals = _distinct([best] + built + joined, render)  # a built goal said as a joined one is built
+        # nothing goes back to where the words take it from ("all the books in Olga's bedroom go there")
+        kept_finals = [g for g in finals if g in built or not decompose.sent_back(g, chosen, context, named_rooms)]
+        if any(g not in built for g in kept_finals):
+            finals = kept_finals
+            best = best if best in finals else next(g for g in finals if g not in built)
         if self.decomposition:
             self.decomposition.update(keys={k.label(): k.best for k in chosen}, finals=finals)
         if len(finals) == 1:
@@ -309,6 +314,9 @@ class ChoosingInterpreter:
         numbers = decompose.counted(finals, found, context)
         # and every state the words ask of the things it names ("wash and dry them": each clean and dry)
         unsaid = decompose.unsaid_states(finals, chosen, text, context)
+        # and only the things of a kind in the room the words take them from count as it ("all the books in
+        # Olga's bedroom": a book from the study is one too many)
+        numbers = [n - s for n, s in zip(numbers, decompose.strays(finals, chosen))]
         enumerated = [i for i, g in enumerate(finals) if g not in built or g == best]
         first = max(enumerated, key=lambda i: final_totals[i] + self.count_weight * numbers[i]
                     - _STATE_SAID * unsaid[i])

@@ -38,7 +38,7 @@ from servicerobot.pddl import Atom
 from servicerobot.pddl.sexpr import parse_sexpr
 
 __all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "conjoin", "counted", "coverage", "decide", "holds", "involved",
-           "held_rooms", "holder_head", "outnamed", "kinds", "names_movable", "pick", "predicate_words", "quantity", "relation_keys", "rooms_of", "said_states", "state_said",
+           "held_rooms", "holder_head", "outnamed", "kinds", "names_movable", "pick", "predicate_words", "quantity", "relation_keys", "rooms_of", "said_states", "sent_back", "sources", "state_said", "strays",
            "targets"]
 
 NUMBER_WORDS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
@@ -78,7 +78,7 @@ class Kind:
     keys: dict[str, list[str]] = field(default_factory=dict)  # key -> its literal per thing (news only)
     best: str | None = None  # the chosen key
     also: list[str] = field(default_factory=list)  # states the words ask of it beside `best` ("chill it in the fridge")
-    here: dict[str, int] = field(default_factory=dict)  # key -> of "all" its things, how many are in the rooms
+    here: dict[str, list[str]] = field(default_factory=dict)  # key -> of "all" its things, those in the rooms
     # the words take them from (`pick`)
 
     def label(self) -> str:
@@ -579,25 +579,45 @@ def _thing(literal: str) -> str:
     return (literal[5:-1] if literal.startswith("(not ") else literal).strip("()").split()[1]
 
 
+def sources(context: Context, key: str, rooms: Sequence[str]) -> list[str]:
+    """The rooms the words name that a relation key does not take things to, or to something in: where the
+    things come from ("all the books in the laundry room onto the bookshelf in the living room")."""
+    places = set(key.replace("(", " ").replace(")", " ").split())
+    phrase = lambda r: entity_phrase(context.entities[r]) if r in context.entities else r
+    into = {r for r in rooms if r in places or phrase(r) in places or any(
+        context.entities.get(p, {}).get("room") in (r, phrase(r)) for p in places)}
+    return [r for r in rooms if r not in into and phrase(r) not in {phrase(t) for t in into}]
+
+
+def sent_back(goal: str, chosen: Sequence[Kind], context: Context, rooms: Sequence[str]) -> bool:
+    """Whether a goal takes a thing of a kind to a room its chosen relation takes it from, or to a fixture
+    there ("all the books in Olga's bedroom go there": none onto Olga's nightstand)."""
+    for kind in chosen:
+        if not kind.best or _one_thing(kind.best) or not kind.here.get(kind.best):
+            continue
+        away = set(sources(context, kind.best, rooms))
+        away |= {entity_phrase(context.entities[r]) for r in away if r in context.entities}
+        for negated, _, thing, rest in _LITERAL.findall(goal):
+            place = rest.split()[-1] if rest.split() else None
+            if not negated and thing in kind.names and place is not None and (
+                    place in away or context.entities.get(place, {}).get("room") in away):
+                return True
+    return False
+
+
 def pick(context: Context, kind: Kind, key: str, literals: Sequence[str], rel: Mapping[str, float],
          where: Mapping[str, str], rooms: Sequence[str]) -> list[str]:
     """The literals of the things asked for: those in the rooms the words name (unless the goal takes them
     to one of them, or to something in one: "from around the house to the kitchen sink"), then the most
     strongly named, those not already so first; `kind.count` of them, or all."""
     thing = _thing
-    places = set(key.replace("(", " ").replace(")", " ").split())
-    phrase = lambda r: entity_phrase(context.entities[r]) if r in context.entities else r
-    # the rooms the goal takes things to, or to something in; the other rooms the words name are where from
-    # ("all the books in the laundry room onto the bookshelf in the living room")
-    into = {r for r in rooms if r in places or phrase(r) in places or any(
-        context.entities.get(p, {}).get("room") in (r, phrase(r)) for p in places)}
-    source = [r for r in rooms if r not in into and phrase(r) not in {phrase(t) for t in into}]
+    source = sources(context, key, rooms)
     # of things named alike, those the goal would change first: a request is news ("the milk cold again")
     order = sorted(literals, key=lambda lit: (-rel.get(thing(lit), 0.0), holds(lit, context), thing(lit)))
     here = [lit for lit in order if where.get(thing(lit)) in source]
     if kind.count is None:
         if here:  # "all the books in Olga's bedroom": as many as are there
-            kind.here[key] = len(here)
+            kind.here[key] = [thing(lit) for lit in here]
         return here or order
     return (here + [lit for lit in order if lit not in here])[:kind.count]  # "three books": any three
 
@@ -747,7 +767,8 @@ def counted(goals: Sequence[str], found: Sequence[Kind], context: Context | None
         # and the other on the bookshelf)
         # with a number, the things already there count ("both magazines" where one is); "all the towels" asks
         # for each to be made so (one moved beside others already in the room is not all of them moved)
-        asked = kind.count if kind.count is not None else kind.here.get(kind.best)  # "all the books in Olga's bedroom"
+        here = kind.here.get(kind.best)  # "all the books in Olga's bedroom": those there
+        asked = kind.count if kind.count is not None else (len(here) if here else None)
         facts = context.facts if context is not None and asked is not None else frozenset()
         numbers = [_most_alike(lits, set(kind.names), facts) for lits in literals]
         # "five glasses" where four are news asks for the four
@@ -785,6 +806,17 @@ def unsaid_states(goals: Sequence[str], chosen: Sequence[Kind], text: str, conte
                     if (negated, pred, name) not in have and (negated, pred) not in everything:
                         missing += 1
         out.append(missing)
+    return out
+
+
+def strays(goals: Sequence[str], chosen: Sequence[Kind]) -> list[int]:
+    """Per goal, the things it changes of a kind the words take from a room they name that are not in that
+    room ("all the books in Olga's bedroom": a book from the study is not one of them)."""
+    out = []
+    for goal in goals:
+        changed = {thing for _, _, thing, _ in _LITERAL.findall(goal)}
+        out.append(sum(len({n for n in kind.names if n in changed} - set(kind.here[kind.best]))
+                       for kind in chosen if kind.here.get(kind.best)))
     return out
 
 
