@@ -34,7 +34,12 @@ from servicerobot.failures import Failure, planner_failure
 from servicerobot.language.base import LanguageModelError, Usage
 from servicerobot.language.interpreter import Context, Interpreter, QueryGraph
 from servicerobot.memory.graph import KnowledgeGraph
-from servicerobot.memory.retrieval import SearchRetriever, retrieve_all, retrieve_neighbourhood, with_named_states
+from servicerobot.memory.retrieval import (
+    SearchRetriever,
+    retrieve_all,
+    retrieve_neighbourhood,
+    with_named_states,
+)
 from servicerobot.memory.triplets import Delta
 from servicerobot.memory.updates import apply_percept, update_from_language
 from servicerobot.memory.verifier import Verifier

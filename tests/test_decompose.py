@@ -732,12 +732,17 @@ def test_things_are_taken_from_the_named_room_that_is_not_the_one_they_go_to():
     assert len(decompose.pick(context, plates, "(on ? table_1)", literals, {}, where, ["kitchen"])) == 3
 
 
-def test_a_room_names_the_fixture_it_is_said_of():
-    """"The shelf in the hall? All the plates in the kitchen go there": the hall's shelf, not the kitchen's."""
+def _two_shelves() -> Context:
+    """`_house` with a shelf in the kitchen (shelf_8) and one in the hall (shelf_9)."""
     context = _house()
     entities = {**context.entities, "shelf_8": {"type": "surface", "noun": "shelf", "room": "kitchen"},
                 "shelf_9": {"type": "surface", "noun": "shelf", "room": "hall"}}
-    context = Context(context.domain, entities, context.facts, "robot")
+    return Context(context.domain, entities, context.facts, "robot")
+
+
+def test_a_room_names_the_fixture_it_is_said_of():
+    """"The shelf in the hall? All the plates in the kitchen go there": the hall's shelf, not the kitchen's."""
+    context = _two_shelves()
     rel = relevance(context, "Could you tidy the shelf in the hall? All the plates in the kitchen go there.", "Ana")
     assert rel["shelf_9"] > rel["shelf_8"]
     rel = relevance(context, "Tidy the shelf in the hall.", "Ana")  # one room named: as before
@@ -836,10 +841,7 @@ def test_a_thing_on_a_fixture_is_in_the_room_the_fixture_stands_in_by_the_rooms_
 
 def test_a_fixture_named_less_strongly_than_another_of_its_noun_is_no_place():
     """"The shelf in the hall": the kitchen's shelf is neither a target nor offered as a place."""
-    context = _house()
-    entities = {**context.entities, "shelf_8": {"type": "surface", "noun": "shelf", "room": "kitchen"},
-                "shelf_9": {"type": "surface", "noun": "shelf", "room": "hall"}}
-    context = Context(context.domain, entities, context.facts, "robot")
+    context = _two_shelves()
     rel = relevance(context, "Could you tidy the shelf in the hall? All the plates in the kitchen go there.", "Ana")
     assert decompose.outnamed(context, rel) == {"shelf_8"}
     assert "shelf_8" not in decompose.targets(context, rel, "ana", ["hall", "kitchen"])

@@ -363,7 +363,7 @@ def test_large_memory_retrieval():
 def test_a_state_the_words_say_is_retrieved_for_every_thing_memory_holds_it_of():
     """"Throw out the broken things": a search by nouns finds no thing; each `(broken x)` is added."""
     kg = _memory()
-    thing = sorted(n for n in kg.graph.nodes if n.startswith(("mug_", "cup_", "plate_")))[0]
+    thing = min(n for n in kg.graph.nodes if n.startswith(("mug_", "cup_", "plate_")))
     kg.apply(Delta.of([], [Atom("broken", (thing,))]), "test", 0)
     base = RetrievalResult(frozenset(), frozenset())
     found = with_named_states(base, kg, "Throw out the broken things, please.")

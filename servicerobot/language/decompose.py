@@ -37,9 +37,34 @@ from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.pddl import Atom
 from servicerobot.pddl.sexpr import parse_sexpr
 
-__all__ = ["NUMBER_WORDS", "Kind", "ask_kinds", "build", "conjoin", "counted", "coverage", "decide", "holds", "involved",
-           "held_rooms", "holder_head", "outnamed", "kinds", "names_movable", "pick", "predicate_words", "quantity", "relation_keys", "rooms_of", "said_states", "sent_back", "sources", "state_said", "strays",
-           "targets"]
+__all__ = [
+    "NUMBER_WORDS",
+    "Kind",
+    "ask_kinds",
+    "build",
+    "conjoin",
+    "counted",
+    "coverage",
+    "decide",
+    "held_rooms",
+    "holder_head",
+    "holds",
+    "involved",
+    "kinds",
+    "names_movable",
+    "outnamed",
+    "pick",
+    "predicate_words",
+    "quantity",
+    "relation_keys",
+    "rooms_of",
+    "said_states",
+    "sent_back",
+    "sources",
+    "state_said",
+    "strays",
+    "targets",
+]
 
 NUMBER_WORDS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
                 "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}

@@ -15,9 +15,9 @@ known, and it is taken as met (as it is where no thing's are bound and the facts
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Iterable, Mapping
 
 from servicerobot.pddl import Atom
 from servicerobot.pddl.explain import conjuncts
