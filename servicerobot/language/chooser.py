@@ -261,7 +261,9 @@ class ChoosingInterpreter:
         # call 2: the singles (beam; answers only about named things kept to their end, so that their relation
         # and object can still be grouped and joined) and each kind's relations
         where = decompose.rooms_of(context)
-        asked = [(kind, key, decompose.pick(context, kind, key, lits, rel, where, named_rooms))
+        # a room that says where a named fixture is ("the kitchen sink") is no room things come from either
+        from_rooms = [r for r in named_rooms if r not in held]
+        asked = [(kind, key, decompose.pick(context, kind, key, lits, rel, where, from_rooms))
                  for kind in chosen for key, lits in kind.keys.items()]
         asked = [a for a in asked if not refused or decompose.conjoin(a[2]) not in refused][:_MAX_SEQ_KEPT]
         relation_goals = [decompose.conjoin(lits) for _, _, lits in asked]
@@ -291,11 +293,11 @@ class ChoosingInterpreter:
             # joined ("the laptop on the desk, both books on the shelf and the pen in the drawers")
             scored = {g: lp for g, lp in parts.items() if lp > ninf}
             joined += [u for u in _unions(scored, dict(zip(options, totals))) if u not in parts and u not in joined]
-        built = [g for g in decompose.build(context, chosen, rel, named_rooms, text)
+        built = [g for g in decompose.build(context, chosen, rel, from_rooms, text)
                  if not refused or g not in refused] if chosen else []
         finals = _distinct([best] + built + joined, render)  # a built goal said as a joined one is built
         # nothing goes back to where the words take it from ("all the books in Olga's bedroom go there")
-        kept_finals = [g for g in finals if g in built or not decompose.sent_back(g, chosen, context, named_rooms)]
+        kept_finals = [g for g in finals if g in built or not decompose.sent_back(g, chosen, context, from_rooms)]
         if any(g not in built for g in kept_finals):
             finals = kept_finals
             best = best if best in finals else next(g for g in finals if g not in built)
