@@ -146,6 +146,16 @@ def interned_atoms(fillers: tuple, args: tuple[str, ...]) -> frozenset[Atom]:
     return frozenset(out)
 
 
+def interned_list(fillers: tuple, args: tuple[str, ...]) -> list[Atom]:
+    """`interned_atoms`' atoms as a list, in the order of `fillers`, duplicates kept."""
+    get, out = _INTERNED.get, []
+    for predicate, fill in fillers:
+        key = (predicate, fill(args))
+        found = get(key)
+        out.append(found if found is not None else Universe.atom(predicate, key[1]))
+    return out
+
+
 _FITTING: dict[tuple, tuple[TypeHierarchy, dict[str, bool]]] = {}  # see _fitting
 
 

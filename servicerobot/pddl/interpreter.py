@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from servicerobot.errors import ActionError, PDDLSemanticError
+from servicerobot.errors import ActionError, PDDLError, PDDLSemanticError
 from servicerobot.pddl._formulas import FormulaReader, article
 from servicerobot.pddl._reader import Reader
 from servicerobot.pddl._suggest import did_you_mean, name_list
@@ -19,6 +19,7 @@ from servicerobot.pddl.atoms import Atom, State
 from servicerobot.pddl.derived import Axioms
 from servicerobot.pddl.explain import conjuncts, why_false
 from servicerobot.pddl.goal import DerivedGoal, Goal
+from servicerobot.pddl.goal_forms import GoalForm, formula_form, literal_form
 from servicerobot.pddl.grounding import (
     CompiledEffects,
     Test,
@@ -62,13 +63,16 @@ class _DomainTables:
     arguments' names, so a new house whose rooms and fixtures keep their names finds most of its actions
     compiled already.
     `fits`: (object type, parameter type) -> whether an object of the one fits a parameter of the other,
-    which every new ground action asks for each argument. `texts`: action text -> (`transition_text`'s
-    lookup entry, the arguments, their types, the _Compiled), and `goals`: goal text -> (formula, the
-    objects it names, their types): a text reads the same in every universe whose objects named have the
-    same types, so such a universe takes the answer as it is, without reading or type-checking the text.
+    which every new ground action asks for each argument; `plain`: (action name, its arguments' types) -> the
+    action's template where it is plain and the types fit (False otherwise), so that a new action text of
+    that kind is checked by one lookup. `texts`: action text -> (`transition_text`'s
+    lookup entry, the arguments, their types, the _Compiled), `goals`: goal text -> (formula, the
+    objects it names, their types), and `forms`: goal text -> (its GoalForm or None, the same): a text reads
+    the same in every universe whose objects named have the same types, so such a universe takes the answer
+    as it is, without reading or type-checking the text.
     """
 
-    __slots__ = ("domain", "fits", "goals", "templated", "templates", "texts")
+    __slots__ = ("domain", "fits", "forms", "goals", "plain", "templated", "templates", "texts")
 
     def __init__(self, domain: Domain):
         self.domain = domain
@@ -76,14 +80,17 @@ class _DomainTables:
             name: action_template(action, domain.constants) for name, action in domain.actions.items()}
         self.templated: dict[tuple, tuple] = {}
         self.fits: dict[tuple, bool] = {}
+        self.plain: dict[tuple, ActionTemplate | bool] = {}
         self.texts: dict[str, tuple] = {}
         self.goals: dict[str, tuple[Formula, tuple[str, ...], tuple[str, ...]]] = {}
+        self.forms: dict[str, tuple[GoalForm | None, tuple[str, ...], tuple[str, ...]]] = {}
 
     def clear(self) -> None:
         """Forget the ground actions and texts (the templates and type answers stay: the domain's own)."""
         self.templated.clear()
         self.texts.clear()
         self.goals.clear()
+        self.forms.clear()
 
 
 _TABLES: dict[int, _DomainTables] = {}  # id(domain) -> its tables (see _tables)
@@ -192,7 +199,7 @@ class Interpreter:
         tables = _tables(domain)
         self._templates, self._templated, self._fits, self._texts = (tables.templates, tables.templated,
                                                                      tables.fits, tables.texts)
-        self._goal_texts = tables.goals
+        self._goal_texts, self._goal_forms, self._plain = tables.goals, tables.forms, tables.plain
         self.values: Mapping[Atom, float] = MappingProxyType(dict(values or {}))
         self.axioms: Axioms | None = None
         if domain.derived:
@@ -490,6 +497,8 @@ class Interpreter:
         if shared is not None and tuple(map(self.universe.objects.get, shared[1])) == shared[2]:
             hit = shared[0]
             self._compiled[hit[2]] = shared[3]
+        elif type(text) is str and (hit := self._written_plain(text)) is not None:
+            pass
         else:
             ga = (self._ground_written(text) if type(text) is str else None) or self.parse_action(text)
             entry = self._compiled[ga]
@@ -504,6 +513,59 @@ class Interpreter:
             self._stepped.clear()
         self._stepped[text] = hit
         return hit
+
+    def _written_plain(self, text: str) -> tuple | None:
+        """`_stepped_new`'s entry for `text` written as `str(GroundAction)` writes it, of an action whose
+        template is plain on arguments whose types fit (checked by one lookup per action and types); the
+        action compiled in one pass unless known. None for any other text (the general steps read it)."""
+        if text[:1] != "(" or text[-1:] != ")":
+            return None
+        name, *words = text[1:-1].split(" ")
+        args = tuple(words)
+        objects = self.universe.objects
+        types = tuple(map(objects.get, args))
+        template = self._plain.get((name, types))
+        if template is None:
+            template = self._plain_template(name, types)
+        if template is False:
+            return None
+        ga = self._ground.get((name, args))
+        if ga is not None:
+            entry = self._compiled[ga]
+        else:
+            shared = self._templated.get((name, args))
+            if shared is None:
+                ga = GroundAction(name, args)
+                entry = _Compiled(self.domain.actions[name], args, *template.instantiate(args, self.universe))
+                _keep(self._templated, (name, args), (ga, entry))
+            else:
+                ga, entry = shared
+            self._compiled[ga] = entry
+            self._ground[(name, args)] = ga
+        effects = entry.effects  # a plain template's: no conditional effects
+        hit = (entry.pre, (ga, text, None, effects.adds, effects.dels), ga, text)
+        _keep(self._texts, text, (hit, args, types, entry))  # it reads only names: any universe
+        return hit
+
+    def _plain_template(self, name: str, types: tuple) -> ActionTemplate | bool:
+        """The template of action `name` if it is plain and arguments of `types` fit it, else False."""
+        action = self.domain.actions.get(name)
+        template = self._templates.get(name) if action is not None and self.axioms is None else None
+        if template is None or not template.plain or len(types) != action.arity:
+            template = False
+        else:
+            for otype, (_, typ) in zip(types, action.params):
+                if otype is None:
+                    template = False
+                    break
+                fit = self._fits.get((otype, typ))
+                if fit is None:
+                    fit = self._fits[(otype, typ)] = self.domain.types.is_subtype(otype, typ)
+                if not fit:
+                    template = False
+                    break
+        _keep(self._plain, (name, types), template)
+        return template
 
     def apply(self, ga: GroundAction, state: State) -> State:
         """The successor state (deletes, then adds), without checking applicability."""
@@ -612,6 +674,50 @@ class Interpreter:
             formula = goal
         self._goals[goal] = self._goals[formula] = compiled
         return compiled
+
+    def goal_form(self, text: str) -> GoalForm | None:
+        """The goal of `text` as a `GoalForm` (ground literals and one-variable clauses, see `goal_forms`),
+        checked as `compile_goal` checks it; None for a goal of another shape, one `compile_goal` would
+        refuse, or a domain with derived predicates (its goals are tested on the closure)."""
+        if self.axioms is not None or type(text) is not str:
+            return None
+        objects = self.universe.objects
+        shared = self._goal_forms.get(text)
+        if shared is not None and tuple(map(objects.get, shared[1])) == shared[2]:
+            return shared[0]
+        form = self._new_goal_form(text)
+        names = form.names if form is not None else ()
+        _keep(self._goal_forms, text, (form, names, tuple(map(objects.get, names))))
+        return form
+
+    def _new_goal_form(self, text: str) -> GoalForm | None:
+        literals, clauses = literal_form(text), ()
+        if literals is None:
+            try:
+                found = formula_form(self._goal_formula(text))
+            except PDDLError:  # compile_goal says what is wrong
+                return None
+            if found is None:
+                return None
+            literals, clauses = found
+        predicates, objects, fits = self.domain.predicates, self.universe.objects, self._fits
+        pos, neg, names = [], [], {}
+        for positive, name, args in literals:
+            predicate = predicates.get(name)
+            if predicate is None or predicate.arity != len(args):
+                return None
+            for arg, (_, typ) in zip(args, predicate.params):
+                otype = objects.get(arg)
+                if otype is None:
+                    return None
+                fit = fits.get((otype, typ))
+                if fit is None:
+                    fit = fits[(otype, typ)] = self.domain.types.is_subtype(otype, typ)
+                if not fit:
+                    return None
+                names[arg] = None
+            (pos if positive else neg).append(self.universe.atom(name, args))
+        return GoalForm(frozenset(pos), frozenset(neg), tuple(clauses), tuple(names))
 
     def _new_goal(self, formula: Formula) -> Goal:
         if self.axioms is None:

@@ -23,6 +23,7 @@ from servicerobot.pddl.grounding import (
     _always,
     _never,
     interned_atoms,
+    interned_list,
     literals_test,
 )
 from servicerobot.pddl.model import (
@@ -64,10 +65,22 @@ class ActionTemplate:
     each: tuple[tuple[str, ActionTemplate], ...] = ()
     # pos, neg, adds and dels as (predicate, args -> the atom's arguments) pairs, made once per template
     _fillers: tuple = field(default=(), init=False, repr=False, compare=False)
+    # a plain template's (see `_plain`) four lists end to end, and where the last three start; else None
+    _flat: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_fillers", tuple(tuple((p, _filler(slots)) for p, slots in literals)
-                                                   for literals in (self.pos, self.neg, self.adds, self.dels)))
+        fillers = tuple(tuple((p, _filler(slots)) for p, slots in literals)
+                        for literals in (self.pos, self.neg, self.adds, self.dels))
+        object.__setattr__(self, "_fillers", fillers)
+        if not (self.when or self.some or self.each or self.equal or self.distinct):
+            a, b, c = (len(fillers[0]), len(fillers[0]) + len(fillers[1]),
+                       len(fillers[0]) + len(fillers[1]) + len(fillers[2]))
+            object.__setattr__(self, "_flat", (fillers[0] + fillers[1] + fillers[2] + fillers[3], a, b, c))
+
+    @property
+    def plain(self) -> bool:
+        """Only literals in the precondition and plain effects: `instantiate` makes its atoms in one pass."""
+        return self._flat is not None
 
     @property
     def quantified(self) -> bool:
@@ -76,6 +89,8 @@ class ActionTemplate:
 
     def instantiate(self, args: tuple[str, ...], universe: Universe) -> tuple[Test, CompiledEffects]:
         """The precondition test and effects of the action applied to `args` (already type-checked)."""
+        if self._flat is not None:
+            return self._plain(args)
         pre, adds, dels = self._ground(args, universe)
         if self.some and pre is not _never:
             pre = _with_some(pre, [self._some_test(typ, body, args, universe) for typ, body in self.some])
@@ -84,6 +99,15 @@ class ActionTemplate:
         conditional: list = []
         adds, dels = self._conditional(args, universe, adds, dels, conditional)
         return pre, CompiledEffects(adds, dels - adds, tuple(conditional))
+
+    def _plain(self, args: tuple[str, ...]) -> tuple[Test, CompiledEffects]:
+        """`instantiate` for a template of literals and plain effects only (most actions): its atoms made
+        in one pass, as `_ground` makes them four lists at a time."""
+        fillers, a, b, c = self._flat
+        atoms = interned_list(fillers, args)
+        pos, neg, adds, dels = frozenset(atoms[:a]), frozenset(atoms[a:b]), frozenset(atoms[b:c]), frozenset(atoms[c:])
+        pre = literals_test(pos, neg) if pos.isdisjoint(neg) else _never
+        return pre, _new_tuple(CompiledEffects, (adds, dels if dels.isdisjoint(adds) else dels - adds, ()))
 
     def _conditional(self, args: tuple[str, ...], universe: Universe, adds: frozenset[Atom], dels: frozenset[Atom],
                      conditional: list) -> tuple[frozenset[Atom], frozenset[Atom]]:
@@ -194,7 +218,7 @@ def _filler(slots: tuple[Slot, ...]):
         if len(slots) > 1:
             return itemgetter(*slots)
         (i,) = slots
-        return lambda args: (args[i],)
+        return itemgetter(slice(i, i + 1))  # args[i:i + 1], the 1-tuple, without a Python call
     return lambda args: tuple([args[s] if type(s) is int else s for s in slots])
 
 
