@@ -3,7 +3,7 @@
 `HouseholdWorld.goal_holds` tests a goal of ground literals and one-variable clauses through
 `Interpreter.goal_form` and `envs.household.goal_tests`, without grounding it over the house; the answer must
 be `Interpreter.compile_goal(goal).holds` on the true atoms, at every step of episodes with every task kind,
-busy people and random actions. `Interpreter._written_plain` (a new action text compiled in one pass) must
+busy people and random actions. `Interpreter._written_templated` (a new action text compiled from its template) must
 give what the parser's path gives.
 """
 
@@ -108,11 +108,9 @@ def test_clause_test_on_a_state():
     interpreter = Interpreter(domain, {"cup_1": "dish", "lamp_1": "light", "book_1": "book"})
     form = interpreter.goal_form("(forall (?d - dish) (or (not (dirty ?d)) (discarded ?d)))")
 
-    class State:
-        live: set = set()
-        flags: dict = {}
+    from types import SimpleNamespace
 
-    state = State()
+    state = SimpleNamespace(live=set(), flags={})
     holds, touches = clause_test(form, interpreter.universe.objects, domain.types)
     state.flags = {"dirty": {"book_1", "cup_9"}}  # not a dish, and not an object of the universe
     assert holds(state)
@@ -125,7 +123,7 @@ def test_clause_test_on_a_state():
     assert not touches(frozenset({atom("light-on", ("lamp_1",))}), frozenset({atom("closed", ("lamp_1",))}))
 
 
-def test_written_plain_compiles_as_the_parser_does():
+def test_written_templated_compiles_as_the_parser_does():
     env = gym.make("ServiceRobot-v0", size="small")
     env.reset(seed=4)
     world = env.unwrapped.world
@@ -140,11 +138,33 @@ def test_written_plain_compiles_as_the_parser_does():
             if not all(args):
                 break
             text = f"({' '.join([name, *(a[int(rng.integers(len(a)))] for a in args)])})"
-            plain = fast._written_plain(text)
-            assert (plain is not None) == fast._templates[name].plain if fast._templates[name] else plain is None
+            plain = fast._written_templated(text)
+            template = fast._templates[name]
+            assert (plain is not None) == (template is not None and not template.quantified)
             ga = slow.parse_action(text)
             expected = (slow.why_not(ga, state), *slow.delta(ga, state))
             got = fast.transition_text(text, set(state))
             assert got[1] == text and got[2:] == (expected[0], *(expected[1:] if expected[0] is None else
                                                                    (frozenset(), frozenset())))
     env.close()
+
+
+def test_washer_parts_kept_per_names_are_what_the_general_path_grounds():
+    from servicerobot.pddl.grounding import Universe, compile_effects
+    from servicerobot.pddl.templates import action_template, clear_parts
+
+    domain = household_domain()
+    action = domain.actions["run-washer"]
+    template = action_template(action, domain.constants)
+    args = ("robot", "washer_1", "laundry")
+    clear_parts()
+    for clothes in (["shirt_1", "sock_2"], ["sock_2", "jeans_1", "shirt_1"], ["shirt_1"]):  # parts reused
+        objects = {"robot": "robot", "washer_1": "washer", "laundry": "room", **{c: "clothing" for c in clothes}}
+        universe = Universe(domain.types, objects)
+        _, effects = template.instantiate(args, universe)
+        general = compile_effects(action.effects, dict(zip([v for v, _ in action.params], args)), universe)
+        state = {universe.atom("inside", ("shirt_1", "washer_1")), universe.atom("dirty", ("shirt_1",))}
+        assert (effects.adds, effects.dels) == (general.adds, general.dels)
+        assert [(a, d) for t, a, d in effects.conditional if t(state)] == \
+            [(a, d) for t, a, d in general.conditional if t(state)]
+        assert len(effects.conditional) == len(general.conditional) == len(clothes)

@@ -46,7 +46,7 @@ from servicerobot.pddl.model import (
 )
 from servicerobot.pddl.sexpr import parse_sexpr
 from servicerobot.pddl.successors import applicable_actions
-from servicerobot.pddl.templates import ActionTemplate, action_template
+from servicerobot.pddl.templates import ActionTemplate, action_template, clear_parts
 from servicerobot.pddl.writer import format_formula
 
 __all__ = ["GroundAction", "Interpreter"]
@@ -63,16 +63,16 @@ class _DomainTables:
     arguments' names, so a new house whose rooms and fixtures keep their names finds most of its actions
     compiled already.
     `fits`: (object type, parameter type) -> whether an object of the one fits a parameter of the other,
-    which every new ground action asks for each argument; `plain`: (action name, its arguments' types) -> the
-    action's template where it is plain and the types fit (False otherwise), so that a new action text of
-    that kind is checked by one lookup. `texts`: action text -> (`transition_text`'s
+    which every new ground action asks for each argument; `by_types`: (action name, its arguments' types) -> the
+    action's template where it has no quantifier and the types fit (False otherwise), so that a new action
+    text of that kind is checked by one lookup. `texts`: action text -> (`transition_text`'s
     lookup entry, the arguments, their types, the _Compiled), `goals`: goal text -> (formula, the
     objects it names, their types), and `forms`: goal text -> (its GoalForm or None, the same): a text reads
     the same in every universe whose objects named have the same types, so such a universe takes the answer
     as it is, without reading or type-checking the text.
     """
 
-    __slots__ = ("domain", "fits", "forms", "goals", "plain", "templated", "templates", "texts")
+    __slots__ = ("by_types", "domain", "fits", "forms", "goals", "templated", "templates", "texts")
 
     def __init__(self, domain: Domain):
         self.domain = domain
@@ -80,7 +80,7 @@ class _DomainTables:
             name: action_template(action, domain.constants) for name, action in domain.actions.items()}
         self.templated: dict[tuple, tuple] = {}
         self.fits: dict[tuple, bool] = {}
-        self.plain: dict[tuple, ActionTemplate | bool] = {}
+        self.by_types: dict[tuple, ActionTemplate | bool] = {}
         self.texts: dict[str, tuple] = {}
         self.goals: dict[str, tuple[Formula, tuple[str, ...], tuple[str, ...]]] = {}
         self.forms: dict[str, tuple[GoalForm | None, tuple[str, ...], tuple[str, ...]]] = {}
@@ -199,7 +199,7 @@ class Interpreter:
         tables = _tables(domain)
         self._templates, self._templated, self._fits, self._texts = (tables.templates, tables.templated,
                                                                      tables.fits, tables.texts)
-        self._goal_texts, self._goal_forms, self._plain = tables.goals, tables.forms, tables.plain
+        self._goal_texts, self._goal_forms, self._by_types = tables.goals, tables.forms, tables.by_types
         self.values: Mapping[Atom, float] = MappingProxyType(dict(values or {}))
         self.axioms: Axioms | None = None
         if domain.derived:
@@ -238,6 +238,7 @@ class Interpreter:
         (benchmarks use it to time episodes over houses the process has not seen)."""
         _SHARED.clear()
         clear_interned()
+        clear_parts()
         for tables in _TABLES.values():
             tables.clear()
 
@@ -442,17 +443,7 @@ class Interpreter:
 
         An atom that is both added and deleted counts as added (PDDL deletes first, then adds).
         """
-        effects = self._entry(ga).effects
-        adds, dels = effects.adds, effects.dels
-        if effects.conditional:
-            adds, dels = set(adds), set(dels)
-            for test, cond_adds, cond_dels in effects.conditional:
-                if test(state):
-                    adds |= cond_adds
-                    dels |= cond_dels
-            adds = frozenset(adds)
-            dels = frozenset(dels) - adds
-        return adds, dels
+        return _resolved(self._entry(ga).effects, state)
 
     def transition(self, ga: GroundAction, state: State) -> tuple[str | None, frozenset[Atom], frozenset[Atom]]:
         """`(None, adds, deletes)` if `ga` is applicable in `state`, else `(why_not, {}, {})`: one lookup
@@ -484,26 +475,26 @@ class Interpreter:
             hit = self._stepped_new(text)
         pre, done, ga, shown = hit
         if pre is not None and pre(state):
-            return done if done is not None else (ga, shown, None, *self.delta(ga, state))
+            return done if type(done) is tuple else (ga, shown, None, *_resolved(done, state))
         return (ga, shown, *self.transition(ga, state if type(state) is frozenset else frozenset(state)))
 
     def _stepped_new(self, text: str) -> tuple:
         """`transition_text`'s lookup entry for `text`, not seen by this interpreter: (the precondition's
-        test, or None with derived predicates; the answer when applicable, or None with conditional effects;
-        the action; its text). Taken from the domain's shared table when the text names objects of the same
+        test, or None with derived predicates; the answer when applicable, or the CompiledEffects to resolve
+        when they are conditional; the action; its text). Taken from the domain's shared table when the text names objects of the same
         types as in the universe that first read it (then it reads as the same compiled action); the text is
         parsed (which raises ActionError for a bad one) otherwise."""
         shared = self._texts.get(text) if type(text) is str else None
         if shared is not None and tuple(map(self.universe.objects.get, shared[1])) == shared[2]:
             hit = shared[0]
             self._compiled[hit[2]] = shared[3]
-        elif type(text) is str and (hit := self._written_plain(text)) is not None:
+        elif type(text) is str and (hit := self._written_templated(text)) is not None:
             pass
         else:
             ga = (self._ground_written(text) if type(text) is str else None) or self.parse_action(text)
             entry = self._compiled[ga]
             effects, shown = entry.effects, str(ga)
-            done = None if effects.conditional else (ga, shown, None, effects.adds, effects.dels)  # the answer
+            done = effects if effects.conditional else (ga, shown, None, effects.adds, effects.dels)  # the answer
             hit = (entry.pre if self.axioms is None else None, done, ga, shown)
             templated = self._templated.get((ga.name, ga.args))
             if templated is not None and templated[1] is entry:  # compiled from names alone: any universe
@@ -514,19 +505,20 @@ class Interpreter:
         self._stepped[text] = hit
         return hit
 
-    def _written_plain(self, text: str) -> tuple | None:
+    def _written_templated(self, text: str) -> tuple | None:
         """`_stepped_new`'s entry for `text` written as `str(GroundAction)` writes it, of an action whose
-        template is plain on arguments whose types fit (checked by one lookup per action and types); the
-        action compiled in one pass unless known. None for any other text (the general steps read it)."""
+        template reads only its arguments' names (no quantifier), on arguments whose types fit (checked by
+        one lookup per action and types); compiled from the template unless known. None for any other text
+        (the general steps read it)."""
         if text[:1] != "(" or text[-1:] != ")":
             return None
         name, *words = text[1:-1].split(" ")
         args = tuple(words)
         objects = self.universe.objects
         types = tuple(map(objects.get, args))
-        template = self._plain.get((name, types))
+        template = self._by_types.get((name, types))
         if template is None:
-            template = self._plain_template(name, types)
+            template = self._template_for(name, types)
         if template is False:
             return None
         ga = self._ground.get((name, args))
@@ -542,16 +534,17 @@ class Interpreter:
                 ga, entry = shared
             self._compiled[ga] = entry
             self._ground[(name, args)] = ga
-        effects = entry.effects  # a plain template's: no conditional effects
-        hit = (entry.pre, (ga, text, None, effects.adds, effects.dels), ga, text)
+        effects = entry.effects
+        done = effects if effects.conditional else (ga, text, None, effects.adds, effects.dels)
+        hit = (entry.pre, done, ga, text)
         _keep(self._texts, text, (hit, args, types, entry))  # it reads only names: any universe
         return hit
 
-    def _plain_template(self, name: str, types: tuple) -> ActionTemplate | bool:
-        """The template of action `name` if it is plain and arguments of `types` fit it, else False."""
+    def _template_for(self, name: str, types: tuple) -> ActionTemplate | bool:
+        """The template of action `name` if it has no quantifier and arguments of `types` fit it, else False."""
         action = self.domain.actions.get(name)
         template = self._templates.get(name) if action is not None and self.axioms is None else None
-        if template is None or not template.plain or len(types) != action.arity:
+        if template is None or template.quantified or len(types) != action.arity:
             template = False
         else:
             for otype, (_, typ) in zip(types, action.params):
@@ -564,7 +557,7 @@ class Interpreter:
                 if not fit:
                     template = False
                     break
-        _keep(self._plain, (name, types), template)
+        _keep(self._by_types, (name, types), template)
         return template
 
     def apply(self, ga: GroundAction, state: State) -> State:
@@ -745,6 +738,19 @@ class Interpreter:
             expr = expr[1]
         reader = FormulaReader(rd, self.domain.predicates, self.domain.types, self.universe.objects, "object")
         return reader.formula(expr, {}, "in the goal")
+
+
+def _resolved(effects: CompiledEffects, state: State) -> tuple[frozenset[Atom], frozenset[Atom]]:
+    """(adds, deletes) of `effects` in `state`: the conditional effects whose condition holds joined in (an
+    atom both added and deleted counts as added); the unconditional sets themselves when none holds."""
+    adds, dels = effects.adds, effects.dels
+    if not effects.conditional:
+        return adds, dels
+    fired = [(a, d) for test, a, d in effects.conditional if test(state)]
+    if not fired:
+        return adds, dels  # `dels` holds no atom of `adds` (CompiledEffects)
+    adds = adds.union(*[a for a, _ in fired])
+    return adds, dels.union(*[d for _, d in fired]) - adds
 
 
 def _named_objects(f: Formula, found: dict[str, None]) -> dict[str, None]:

@@ -42,7 +42,7 @@ from servicerobot.pddl.model import (
     WhenEffect,
 )
 
-__all__ = ["ActionTemplate", "action_template"]
+__all__ = ["ActionTemplate", "action_template", "clear_parts"]
 
 Slot = int | str  # a parameter position, or a constant's name
 LiteralT = tuple[str, tuple[Slot, ...]]
@@ -182,14 +182,39 @@ _new_tuple = tuple.__new__
 def _when_per_object(whens: tuple[ActionTemplate, ...], args: tuple[str, ...], values: tuple[str, ...], atom,
                      conditional: list) -> None:
     """Append to `conditional` what `_ground` would give for each `when` (one positive literal as its
-    condition) of a quantifier's body, for each object of `values` in turn, without its general steps."""
-    parts = [(w._fillers[0][0], w._fillers[2], w._fillers[3]) for w in whens]
+    condition) of a quantifier's body, for each object of `values` in turn, without its general steps.
+
+    An object's part depends only on the names bound, so it is kept per `whens` and names: a new house whose
+    washer and clothes keep an earlier house's names finds them made (`clear_parts` forgets them)."""
+    known = _PER_OBJECT.get(id(whens))
+    if known is None or known[0] is not whens:
+        if len(_PER_OBJECT) >= 256:
+            _PER_OBJECT.clear()
+        known = _PER_OBJECT[id(whens)] = (whens, {})
+    made = known[1]
+    if len(made) >= 200_000:
+        made.clear()
+    parts = None
     for value in values:
         bound = (*args, value)
-        for (predicate, fill), adds_f, dels_f in parts:
-            adds = frozenset([atom(p, f(bound)) for p, f in adds_f]) if adds_f else _NONE
-            dels = frozenset([atom(p, f(bound)) for p, f in dels_f]) if dels_f else _NONE
-            conditional.append((frozenset((atom(predicate, fill(bound)),)).issubset, adds, dels))
+        found = made.get(bound)
+        if found is None:
+            if parts is None:
+                parts = [(w._fillers[0][0], w._fillers[2], w._fillers[3]) for w in whens]
+            found = made[bound] = []
+            for (predicate, fill), adds_f, dels_f in parts:
+                adds = frozenset([atom(p, f(bound)) for p, f in adds_f]) if adds_f else _NONE
+                dels = frozenset([atom(p, f(bound)) for p, f in dels_f]) if dels_f else _NONE
+                found.append((frozenset((atom(predicate, fill(bound)),)).issubset, adds, dels))
+        conditional.extend(found)
+
+
+_PER_OBJECT: dict[int, tuple[tuple, dict]] = {}  # id(whens) -> (whens, names bound -> their conditional parts)
+
+
+def clear_parts() -> None:
+    """Forget the per-object parts `_when_per_object` keeps (benchmarks of houses not seen before)."""
+    _PER_OBJECT.clear()
 
 
 def _with_some(pre: Test, tests: list[Test]) -> Test:
