@@ -27,13 +27,11 @@ def literal_test(form: GoalForm) -> Callable[[set], bool] | None:
 
 
 def clause_test(form: GoalForm, objects: Mapping[str, str], types: TypeHierarchy
-                ) -> tuple[Callable[[HouseholdState], bool], Callable[[frozenset, frozenset], bool]]:
-    """The test of a form on a `HouseholdState` (its ground literals on `live`, its clauses from `flags`),
-    and `touches(add, delete)`: whether a change of those atoms can change the test's answer."""
+                ) -> Callable[[HouseholdState], bool]:
+    """The test of a form on a `HouseholdState`: its ground literals on `live`, its clauses (which read
+    unary predicates only) from `flags`."""
     pos, neg = form.pos, form.neg
     clauses = tuple((_fits(types, c.typ), c.typ, c.trigger, c.false_if_held, c.false_if_not) for c in form.clauses)
-    read = frozenset(p for c in form.clauses for p in (c.trigger, *c.false_if_held, *c.false_if_not))
-    literals = pos | neg
 
     def holds(state: HouseholdState) -> bool:
         live = state.live
@@ -61,14 +59,7 @@ def clause_test(form: GoalForm, objects: Mapping[str, str], types: TypeHierarchy
                         return False
         return True
 
-    def touches(add: frozenset, delete: frozenset) -> bool:
-        for atoms in (add, delete):
-            for atom in atoms:
-                if atom[0] in read or atom in literals:
-                    return True
-        return False
-
-    return holds, touches
+    return holds
 
 
 def _fits(types: TypeHierarchy, typ: str) -> dict[str, bool]:

@@ -230,12 +230,10 @@ class HouseholdWorld(World):
         if known[0] is not task:
             known = self._goal_of = self._goal_entry(task)
         mentioned = known[2]
-        if mentioned is None:  # a test of the state's indexes: repeated only after a change that touches it
-            version = state.version
+        if mentioned is None:  # a test of the state's indexes: repeated only after a change that may touch it
+            version = state.flags_version if known[5] else state.version
             if known[3] != version:
-                if known[3] != version - 1 or known[5](*state.last_change):
-                    known[4] = known[1](state)
-                known[3] = version
+                known[3], known[4] = version, known[1](state)
             return known[4]
         if not mentioned:  # a small goal: testing it is as cheap as checking what changed
             return known[1](state.live if self.interpreter.axioms is None else state.atoms)
@@ -251,8 +249,8 @@ class HouseholdWorld(World):
 
     def _goal_entry(self, task: Task) -> list:
         """`_goal_of` for a task: [task, its test, the atoms it mentions (empty: test every step; None: the
-        test reads the state's indexes, and a sixth item says whether a change touches it), state version,
-        value then]. A goal of ground literals and clauses
+        test reads the state's indexes, and a sixth item says whether it reads only `flags`, so that only their
+        changes call for a new test), state version (or flags version), value then]. A goal of ground literals and clauses
         is tested as `goal_tests` says, without grounding it over the house; another is compiled."""
         interpreter = self.interpreter
         form = interpreter.goal_form(task.goal)
@@ -260,8 +258,8 @@ class HouseholdWorld(World):
             test = literal_test(form)
             if test is not None:
                 return [task, test, frozenset(), -1, False]
-            holds, touches = clause_test(form, interpreter.universe.objects, self.domain.types)
-            return [task, holds, None, -1, False, touches]
+            holds = clause_test(form, interpreter.universe.objects, self.domain.types)
+            return [task, holds, None, -1, False, not (form.pos or form.neg)]
         goal = interpreter.compile_goal(task.goal)
         return [task, goal.holds, _mentioned(goal, interpreter), -1, False]
 
