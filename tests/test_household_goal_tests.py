@@ -114,7 +114,7 @@ def test_clause_test_on_a_state():
     from types import SimpleNamespace
 
     state = SimpleNamespace(live=set(), flags={})
-    holds = clause_test(form, interpreter.universe.objects, domain.types)
+    holds = clause_test(form, interpreter.universe)
     state.flags = {"dirty": {"book_1", "cup_9"}}  # not a dish, and not an object of the universe
     assert holds(state)
     state.flags = {"dirty": {"cup_1"}}

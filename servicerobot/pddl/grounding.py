@@ -94,6 +94,7 @@ class Universe:
                 )
         self.types = types
         self._by_type: dict[str, tuple[str, ...]] = {}
+        self._sets: dict[str, frozenset[str]] = {}
 
     def of_type(self, typ: str) -> tuple[str, ...]:
         """The objects of type `typ` or a subtype of it, in declaration order."""
@@ -102,6 +103,13 @@ class Universe:
             fitting = _fitting(self.types, typ, self._types_used)
             found = tuple([name for name, t in self.objects.items() if t in fitting])
             self._by_type[typ] = found
+        return found
+
+    def set_of_type(self, typ: str) -> frozenset[str]:
+        """`of_type(typ)` as a frozenset (made once per type)."""
+        found = self._sets.get(typ)
+        if found is None:
+            found = self._sets[typ] = frozenset(self.of_type(typ))
         return found
 
     def bindings(self, params: Params, binding: Mapping[str, str]) -> Iterator[dict[str, str]]:

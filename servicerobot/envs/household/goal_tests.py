@@ -2,23 +2,21 @@
 
 `Interpreter.goal_form` reads a goal as ground literals and one-variable clauses (shared by every house
 whose objects named have the same types); the ground literals are two set tests on the true atoms, and a
-clause such as `(forall (?i - item) (imply (broken ?i) (discarded ?i)))` looks only at the objects its
-trigger predicate holds of now (`HouseholdState.flags`), not at every item of the house. The answer is the
-compiled `Goal`'s (`tests/test_household_goal_tests.py` compares them on every task of many episodes).
+clause such as `(forall (?i - item) (imply (broken ?i) (discarded ?i)))` is a few set operations on the
+objects its trigger predicate holds of now (`HouseholdState.flags`), not a ground literal per item of the
+house. The answer is the compiled `Goal`'s (`tests/test_household_goal_tests.py` compares them on every task
+of many episodes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from servicerobot.envs.household.state import HouseholdState
 from servicerobot.pddl.goal_forms import GoalForm
-from servicerobot.pddl.grounding import literals_test
-from servicerobot.pddl.model import TypeHierarchy
+from servicerobot.pddl.grounding import Universe, literals_test
 
 __all__ = ["clause_test", "literal_test"]
-
-_FITS: dict[tuple[int, str], tuple[TypeHierarchy, dict[str, bool]]] = {}  # (hierarchy, type) -> its answers
 
 
 def literal_test(form: GoalForm) -> Callable[[set], bool] | None:
@@ -26,47 +24,36 @@ def literal_test(form: GoalForm) -> Callable[[set], bool] | None:
     return None if form.clauses else literals_test(form.pos, form.neg)
 
 
-def clause_test(form: GoalForm, objects: Mapping[str, str], types: TypeHierarchy
-                ) -> Callable[[HouseholdState], bool]:
-    """The test of a form on a `HouseholdState`: its ground literals on `live`, its clauses (which read
-    unary predicates only) from `flags`."""
+def clause_test(form: GoalForm, universe: Universe) -> Callable[[HouseholdState], bool]:
+    """The test of a form on a `HouseholdState`: its ground literals on `live`, each clause by set operations
+    on `flags` (the objects of its type its trigger holds of, less those a positive literal holds of, kept
+    to those every other negative literal holds of: the clause fails where any is left)."""
     pos, neg = form.pos, form.neg
-    clauses = tuple((_fits(types, c.typ), c.typ, c.trigger, c.false_if_held, c.false_if_not) for c in form.clauses)
+    clauses = tuple((universe.set_of_type(c.typ), c.trigger, c.false_if_held, c.false_if_not) for c in form.clauses)
 
     def holds(state: HouseholdState) -> bool:
         live = state.live
         if not pos.issubset(live) or not neg.isdisjoint(live):
             return False
         flags = state.flags
-        for fits, typ, trigger, held, not_held in clauses:
-            for name in flags.get(trigger, ()):
-                otype = objects.get(name)  # the goal ranges over the universe's objects of the type
-                if otype is None:
-                    continue
-                fit = fits.get(otype)
-                if fit is None:
-                    fit = fits[otype] = types.is_subtype(otype, typ)
-                if not fit:
-                    continue
-                for p in held:  # a positive literal holds: the clause holds of `name`
-                    if name in flags.get(p, ()):
-                        break
-                else:
-                    for p in not_held:
-                        if name not in flags.get(p, ()):
-                            break
-                    else:
-                        return False
+        for of_type, trigger, held, not_held in clauses:
+            failing = flags.get(trigger)
+            if not failing:
+                continue
+            failing = of_type.intersection(failing)
+            for p in held:
+                if failing and p in flags:
+                    failing -= flags[p]
+            for p in not_held:
+                if failing:
+                    failing &= flags.get(p, _EMPTY)
+            if failing:
+                return False
         return True
 
     return holds
 
 
-def _fits(types: TypeHierarchy, typ: str) -> dict[str, bool]:
-    """object type -> whether it is `typ` or a subtype, filled as asked; one per hierarchy and type."""
-    known = _FITS.get((id(types), typ))
-    if known is None or known[0] is not types:
-        if len(_FITS) >= 1024:
-            _FITS.clear()
-        known = _FITS[(id(types), typ)] = (types, {})
-    return known[1]
+_EMPTY: frozenset[str] = frozenset()
+
+

@@ -258,7 +258,7 @@ class HouseholdWorld(World):
             test = literal_test(form)
             if test is not None:
                 return [task, test, frozenset(), -1, False]
-            holds = clause_test(form, interpreter.universe.objects, self.domain.types)
+            holds = clause_test(form, interpreter.universe)
             return [task, holds, None, -1, False, not (form.pos or form.neg)]
         goal = interpreter.compile_goal(task.goal)
         return [task, goal.holds, _mentioned(goal, interpreter), -1, False]
