@@ -250,8 +250,8 @@ class HouseholdWorld(World):
     def _goal_entry(self, task: Task) -> list:
         """`_goal_of` for a task: [task, its test, the atoms it mentions (empty: test every step; None: the
         test reads the state's indexes, and a sixth item says whether it reads only `flags`, so that only their
-        changes call for a new test), state version (or flags version), value then]. A goal of ground literals and clauses
-        is tested as `goal_tests` says, without grounding it over the house; another is compiled."""
+        changes call for a new test), state version (or flags version), value then]. A goal of ground literals
+        and clauses is tested as `goal_tests` says, without grounding it over the house; another is compiled."""
         interpreter = self.interpreter
         form = interpreter.goal_form(task.goal)
         if form is not None:
