@@ -33,10 +33,20 @@ CHARSET = frozenset(string.printable) - frozenset("\x0b\x0c")
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True)  # what json.dumps builds on each call
 _quote = json.encoder.encode_basestring_ascii  # a str as _ENCODER writes it
+# The C encoder `_ENCODER.encode` makes on each call, made once; without its cycle check (a fresh dict of ids
+# per call), so a cyclic value (never an observation) goes to `_ENCODER.encode`, which names the cycle.
+_C_ENCODE = None if json.encoder.c_make_encoder is None else json.encoder.c_make_encoder(
+    None, _ENCODER.default, _quote, None, ":", ",", False, False, True)
 
 
 def _dumps(value: Any) -> str:
-    return _ENCODER.encode(value)
+    """`_ENCODER.encode(value)`, the same text."""
+    if _C_ENCODE is None or type(value) is str:
+        return _ENCODER.encode(value)
+    try:
+        return "".join(_C_ENCODE(value, 0))
+    except RecursionError:
+        return _ENCODER.encode(value)
 
 
 class ServiceRobotEnv(gym.Env):

@@ -94,6 +94,7 @@ class Universe:
                 )
         self.types = types
         self._by_type: dict[str, tuple[str, ...]] = {}
+        self._sets: dict[str, frozenset[str]] = {}
 
     def of_type(self, typ: str) -> tuple[str, ...]:
         """The objects of type `typ` or a subtype of it, in declaration order."""
@@ -102,6 +103,13 @@ class Universe:
             fitting = _fitting(self.types, typ, self._types_used)
             found = tuple([name for name, t in self.objects.items() if t in fitting])
             self._by_type[typ] = found
+        return found
+
+    def set_of_type(self, typ: str) -> frozenset[str]:
+        """`of_type(typ)` as a frozenset (made once per type)."""
+        found = self._sets.get(typ)
+        if found is None:
+            found = self._sets[typ] = frozenset(self.of_type(typ))
         return found
 
     def bindings(self, params: Params, binding: Mapping[str, str]) -> Iterator[dict[str, str]]:
@@ -144,6 +152,16 @@ def interned_atoms(fillers: tuple, args: tuple[str, ...]) -> frozenset[Atom]:
         found = get(key)
         out.append(found if found is not None else Universe.atom(predicate, key[1]))
     return frozenset(out)
+
+
+def interned_list(fillers: tuple, args: tuple[str, ...]) -> list[Atom]:
+    """`interned_atoms`' atoms as a list, in the order of `fillers`, duplicates kept."""
+    get, out = _INTERNED.get, []
+    for predicate, fill in fillers:
+        key = (predicate, fill(args))
+        found = get(key)
+        out.append(found if found is not None else Universe.atom(predicate, key[1]))
+    return out
 
 
 _FITTING: dict[tuple, tuple[TypeHierarchy, dict[str, bool]]] = {}  # see _fitting

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from servicerobot.errors import ActionError, PDDLSemanticError
+from servicerobot.errors import ActionError, PDDLError, PDDLSemanticError
 from servicerobot.pddl._formulas import FormulaReader, article
 from servicerobot.pddl._reader import Reader
 from servicerobot.pddl._suggest import did_you_mean, name_list
@@ -19,6 +19,7 @@ from servicerobot.pddl.atoms import Atom, State
 from servicerobot.pddl.derived import Axioms
 from servicerobot.pddl.explain import conjuncts, why_false
 from servicerobot.pddl.goal import DerivedGoal, Goal
+from servicerobot.pddl.goal_forms import GoalForm, formula_form, literal_form
 from servicerobot.pddl.grounding import (
     CompiledEffects,
     Test,
@@ -45,7 +46,7 @@ from servicerobot.pddl.model import (
 )
 from servicerobot.pddl.sexpr import parse_sexpr
 from servicerobot.pddl.successors import applicable_actions
-from servicerobot.pddl.templates import ActionTemplate, action_template
+from servicerobot.pddl.templates import ActionTemplate, action_template, clear_parts
 from servicerobot.pddl.writer import format_formula
 
 __all__ = ["GroundAction", "Interpreter"]
@@ -62,13 +63,16 @@ class _DomainTables:
     arguments' names, so a new house whose rooms and fixtures keep their names finds most of its actions
     compiled already.
     `fits`: (object type, parameter type) -> whether an object of the one fits a parameter of the other,
-    which every new ground action asks for each argument. `texts`: action text -> (`transition_text`'s
-    lookup entry, the arguments, their types, the _Compiled), and `goals`: goal text -> (formula, the
-    objects it names, their types): a text reads the same in every universe whose objects named have the
-    same types, so such a universe takes the answer as it is, without reading or type-checking the text.
+    which every new ground action asks for each argument; `by_types`: (action name, its arguments' types) -> the
+    action's template where it has no quantifier and the types fit (False otherwise), so that a new action
+    text of that kind is checked by one lookup. `texts`: action text -> (`transition_text`'s
+    lookup entry, the arguments, their types, the _Compiled), `goals`: goal text -> (formula, the
+    objects it names, their types), and `forms`: goal text -> (its GoalForm or None, the same): a text reads
+    the same in every universe whose objects named have the same types, so such a universe takes the answer
+    as it is, without reading or type-checking the text.
     """
 
-    __slots__ = ("domain", "fits", "goals", "templated", "templates", "texts")
+    __slots__ = ("by_types", "domain", "fits", "forms", "goals", "templated", "templates", "texts")
 
     def __init__(self, domain: Domain):
         self.domain = domain
@@ -76,14 +80,17 @@ class _DomainTables:
             name: action_template(action, domain.constants) for name, action in domain.actions.items()}
         self.templated: dict[tuple, tuple] = {}
         self.fits: dict[tuple, bool] = {}
+        self.by_types: dict[tuple, ActionTemplate | bool] = {}
         self.texts: dict[str, tuple] = {}
         self.goals: dict[str, tuple[Formula, tuple[str, ...], tuple[str, ...]]] = {}
+        self.forms: dict[str, tuple[GoalForm | None, tuple[str, ...], tuple[str, ...]]] = {}
 
     def clear(self) -> None:
         """Forget the ground actions and texts (the templates and type answers stay: the domain's own)."""
         self.templated.clear()
         self.texts.clear()
         self.goals.clear()
+        self.forms.clear()
 
 
 _TABLES: dict[int, _DomainTables] = {}  # id(domain) -> its tables (see _tables)
@@ -192,7 +199,7 @@ class Interpreter:
         tables = _tables(domain)
         self._templates, self._templated, self._fits, self._texts = (tables.templates, tables.templated,
                                                                      tables.fits, tables.texts)
-        self._goal_texts = tables.goals
+        self._goal_texts, self._goal_forms, self._by_types = tables.goals, tables.forms, tables.by_types
         self.values: Mapping[Atom, float] = MappingProxyType(dict(values or {}))
         self.axioms: Axioms | None = None
         if domain.derived:
@@ -231,6 +238,7 @@ class Interpreter:
         (benchmarks use it to time episodes over houses the process has not seen)."""
         _SHARED.clear()
         clear_interned()
+        clear_parts()
         for tables in _TABLES.values():
             tables.clear()
 
@@ -435,17 +443,7 @@ class Interpreter:
 
         An atom that is both added and deleted counts as added (PDDL deletes first, then adds).
         """
-        effects = self._entry(ga).effects
-        adds, dels = effects.adds, effects.dels
-        if effects.conditional:
-            adds, dels = set(adds), set(dels)
-            for test, cond_adds, cond_dels in effects.conditional:
-                if test(state):
-                    adds |= cond_adds
-                    dels |= cond_dels
-            adds = frozenset(adds)
-            dels = frozenset(dels) - adds
-        return adds, dels
+        return _resolved(self._entry(ga).effects, state)
 
     def transition(self, ga: GroundAction, state: State) -> tuple[str | None, frozenset[Atom], frozenset[Atom]]:
         """`(None, adds, deletes)` if `ga` is applicable in `state`, else `(why_not, {}, {})`: one lookup
@@ -477,24 +475,26 @@ class Interpreter:
             hit = self._stepped_new(text)
         pre, done, ga, shown = hit
         if pre is not None and pre(state):
-            return done if done is not None else (ga, shown, None, *self.delta(ga, state))
+            return done if type(done) is tuple else (ga, shown, None, *_resolved(done, state))
         return (ga, shown, *self.transition(ga, state if type(state) is frozenset else frozenset(state)))
 
     def _stepped_new(self, text: str) -> tuple:
         """`transition_text`'s lookup entry for `text`, not seen by this interpreter: (the precondition's
-        test, or None with derived predicates; the answer when applicable, or None with conditional effects;
-        the action; its text). Taken from the domain's shared table when the text names objects of the same
+        test, or None with derived predicates; the answer when applicable, or the CompiledEffects to resolve
+        when they are conditional; the action; its text). Taken from the domain's shared table when the text names objects of the same
         types as in the universe that first read it (then it reads as the same compiled action); the text is
         parsed (which raises ActionError for a bad one) otherwise."""
         shared = self._texts.get(text) if type(text) is str else None
         if shared is not None and tuple(map(self.universe.objects.get, shared[1])) == shared[2]:
             hit = shared[0]
             self._compiled[hit[2]] = shared[3]
+        elif type(text) is str and (hit := self._written_templated(text)) is not None:
+            pass
         else:
             ga = (self._ground_written(text) if type(text) is str else None) or self.parse_action(text)
             entry = self._compiled[ga]
             effects, shown = entry.effects, str(ga)
-            done = None if effects.conditional else (ga, shown, None, effects.adds, effects.dels)  # the answer
+            done = effects if effects.conditional else (ga, shown, None, effects.adds, effects.dels)  # the answer
             hit = (entry.pre if self.axioms is None else None, done, ga, shown)
             templated = self._templated.get((ga.name, ga.args))
             if templated is not None and templated[1] is entry:  # compiled from names alone: any universe
@@ -504,6 +504,61 @@ class Interpreter:
             self._stepped.clear()
         self._stepped[text] = hit
         return hit
+
+    def _written_templated(self, text: str) -> tuple | None:
+        """`_stepped_new`'s entry for `text` written as `str(GroundAction)` writes it, of an action whose
+        template reads only its arguments' names (no quantifier), on arguments whose types fit (checked by
+        one lookup per action and types); compiled from the template unless known. None for any other text
+        (the general steps read it)."""
+        if text[:1] != "(" or text[-1:] != ")":
+            return None
+        name, *words = text[1:-1].split(" ")
+        args = tuple(words)
+        objects = self.universe.objects
+        types = tuple(map(objects.get, args))
+        template = self._by_types.get((name, types))
+        if template is None:
+            template = self._template_for(name, types)
+        if template is False:
+            return None
+        ga = self._ground.get((name, args))
+        if ga is not None:
+            entry = self._compiled[ga]
+        else:
+            shared = self._templated.get((name, args))
+            if shared is None:
+                ga = GroundAction(name, args)
+                entry = _Compiled(self.domain.actions[name], args, *template.instantiate(args, self.universe))
+                _keep(self._templated, (name, args), (ga, entry))
+            else:
+                ga, entry = shared
+            self._compiled[ga] = entry
+            self._ground[(name, args)] = ga
+        effects = entry.effects
+        done = effects if effects.conditional else (ga, text, None, effects.adds, effects.dels)
+        hit = (entry.pre, done, ga, text)
+        _keep(self._texts, text, (hit, args, types, entry))  # it reads only names: any universe
+        return hit
+
+    def _template_for(self, name: str, types: tuple) -> ActionTemplate | bool:
+        """The template of action `name` if it has no quantifier and arguments of `types` fit it, else False."""
+        action = self.domain.actions.get(name)
+        template = self._templates.get(name) if action is not None and self.axioms is None else None
+        if template is None or template.quantified or len(types) != action.arity:
+            template = False
+        else:
+            for otype, (_, typ) in zip(types, action.params):
+                if otype is None:
+                    template = False
+                    break
+                fit = self._fits.get((otype, typ))
+                if fit is None:
+                    fit = self._fits[(otype, typ)] = self.domain.types.is_subtype(otype, typ)
+                if not fit:
+                    template = False
+                    break
+        _keep(self._by_types, (name, types), template)
+        return template
 
     def apply(self, ga: GroundAction, state: State) -> State:
         """The successor state (deletes, then adds), without checking applicability."""
@@ -613,6 +668,50 @@ class Interpreter:
         self._goals[goal] = self._goals[formula] = compiled
         return compiled
 
+    def goal_form(self, text: str) -> GoalForm | None:
+        """The goal of `text` as a `GoalForm` (ground literals and one-variable clauses, see `goal_forms`),
+        checked as `compile_goal` checks it; None for a goal of another shape, one `compile_goal` would
+        refuse, or a domain with derived predicates (its goals are tested on the closure)."""
+        if self.axioms is not None or type(text) is not str:
+            return None
+        objects = self.universe.objects
+        shared = self._goal_forms.get(text)
+        if shared is not None and tuple(map(objects.get, shared[1])) == shared[2]:
+            return shared[0]
+        form = self._new_goal_form(text)
+        names = form.names if form is not None else ()
+        _keep(self._goal_forms, text, (form, names, tuple(map(objects.get, names))))
+        return form
+
+    def _new_goal_form(self, text: str) -> GoalForm | None:
+        literals, clauses = literal_form(text), ()
+        if literals is None:
+            try:
+                found = formula_form(self._goal_formula(text))
+            except PDDLError:  # compile_goal says what is wrong
+                return None
+            if found is None:
+                return None
+            literals, clauses = found
+        predicates, objects, fits = self.domain.predicates, self.universe.objects, self._fits
+        pos, neg, names = [], [], {}
+        for positive, name, args in literals:
+            predicate = predicates.get(name)
+            if predicate is None or predicate.arity != len(args):
+                return None
+            for arg, (_, typ) in zip(args, predicate.params):
+                otype = objects.get(arg)
+                if otype is None:
+                    return None
+                fit = fits.get((otype, typ))
+                if fit is None:
+                    fit = fits[(otype, typ)] = self.domain.types.is_subtype(otype, typ)
+                if not fit:
+                    return None
+                names[arg] = None
+            (pos if positive else neg).append(self.universe.atom(name, args))
+        return GoalForm(frozenset(pos), frozenset(neg), tuple(clauses), tuple(names))
+
     def _new_goal(self, formula: Formula) -> Goal:
         if self.axioms is None:
             return Goal(formula, self.universe)
@@ -639,6 +738,19 @@ class Interpreter:
             expr = expr[1]
         reader = FormulaReader(rd, self.domain.predicates, self.domain.types, self.universe.objects, "object")
         return reader.formula(expr, {}, "in the goal")
+
+
+def _resolved(effects: CompiledEffects, state: State) -> tuple[frozenset[Atom], frozenset[Atom]]:
+    """(adds, deletes) of `effects` in `state`: the conditional effects whose condition holds joined in (an
+    atom both added and deleted counts as added); the unconditional sets themselves when none holds."""
+    adds, dels = effects.adds, effects.dels
+    if not effects.conditional:
+        return adds, dels
+    fired = [(a, d) for test, a, d in effects.conditional if test(state)]
+    if not fired:
+        return adds, dels  # `dels` holds no atom of `adds` (CompiledEffects)
+    adds = adds.union(*[a for a, _ in fired])
+    return adds, dels.union(*[d for _, d in fired]) - adds
 
 
 def _named_objects(f: Formula, found: dict[str, None]) -> dict[str, None]:

@@ -23,6 +23,7 @@ from servicerobot.pddl.grounding import (
     _always,
     _never,
     interned_atoms,
+    interned_list,
     literals_test,
 )
 from servicerobot.pddl.model import (
@@ -41,7 +42,7 @@ from servicerobot.pddl.model import (
     WhenEffect,
 )
 
-__all__ = ["ActionTemplate", "action_template"]
+__all__ = ["ActionTemplate", "action_template", "clear_parts"]
 
 Slot = int | str  # a parameter position, or a constant's name
 LiteralT = tuple[str, tuple[Slot, ...]]
@@ -64,10 +65,22 @@ class ActionTemplate:
     each: tuple[tuple[str, ActionTemplate], ...] = ()
     # pos, neg, adds and dels as (predicate, args -> the atom's arguments) pairs, made once per template
     _fillers: tuple = field(default=(), init=False, repr=False, compare=False)
+    # a plain template's (see `_plain`) four lists end to end, and where the last three start; else None
+    _flat: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_fillers", tuple(tuple((p, _filler(slots)) for p, slots in literals)
-                                                   for literals in (self.pos, self.neg, self.adds, self.dels)))
+        fillers = tuple(tuple((p, _filler(slots)) for p, slots in literals)
+                        for literals in (self.pos, self.neg, self.adds, self.dels))
+        object.__setattr__(self, "_fillers", fillers)
+        if not (self.when or self.some or self.each or self.equal or self.distinct):
+            a, b, c = (len(fillers[0]), len(fillers[0]) + len(fillers[1]),
+                       len(fillers[0]) + len(fillers[1]) + len(fillers[2]))
+            object.__setattr__(self, "_flat", (fillers[0] + fillers[1] + fillers[2] + fillers[3], a, b, c))
+
+    @property
+    def plain(self) -> bool:
+        """Only literals in the precondition and plain effects: `instantiate` makes its atoms in one pass."""
+        return self._flat is not None
 
     @property
     def quantified(self) -> bool:
@@ -76,6 +89,8 @@ class ActionTemplate:
 
     def instantiate(self, args: tuple[str, ...], universe: Universe) -> tuple[Test, CompiledEffects]:
         """The precondition test and effects of the action applied to `args` (already type-checked)."""
+        if self._flat is not None:
+            return self._plain(args)
         pre, adds, dels = self._ground(args, universe)
         if self.some and pre is not _never:
             pre = _with_some(pre, [self._some_test(typ, body, args, universe) for typ, body in self.some])
@@ -84,6 +99,15 @@ class ActionTemplate:
         conditional: list = []
         adds, dels = self._conditional(args, universe, adds, dels, conditional)
         return pre, CompiledEffects(adds, dels - adds, tuple(conditional))
+
+    def _plain(self, args: tuple[str, ...]) -> tuple[Test, CompiledEffects]:
+        """`instantiate` for a template of literals and plain effects only (most actions): its atoms made
+        in one pass, as `_ground` makes them four lists at a time."""
+        fillers, a, b, c = self._flat
+        atoms = interned_list(fillers, args)
+        pos, neg, adds, dels = frozenset(atoms[:a]), frozenset(atoms[a:b]), frozenset(atoms[b:c]), frozenset(atoms[c:])
+        pre = literals_test(pos, neg) if pos.isdisjoint(neg) else _never
+        return pre, _new_tuple(CompiledEffects, (adds, dels if dels.isdisjoint(adds) else dels - adds, ()))
 
     def _conditional(self, args: tuple[str, ...], universe: Universe, adds: frozenset[Atom], dels: frozenset[Atom],
                      conditional: list) -> tuple[frozenset[Atom], frozenset[Atom]]:
@@ -158,14 +182,39 @@ _new_tuple = tuple.__new__
 def _when_per_object(whens: tuple[ActionTemplate, ...], args: tuple[str, ...], values: tuple[str, ...], atom,
                      conditional: list) -> None:
     """Append to `conditional` what `_ground` would give for each `when` (one positive literal as its
-    condition) of a quantifier's body, for each object of `values` in turn, without its general steps."""
-    parts = [(w._fillers[0][0], w._fillers[2], w._fillers[3]) for w in whens]
+    condition) of a quantifier's body, for each object of `values` in turn, without its general steps.
+
+    An object's part depends only on the names bound, so it is kept per `whens` and names: a new house whose
+    washer and clothes keep an earlier house's names finds them made (`clear_parts` forgets them)."""
+    known = _PER_OBJECT.get(id(whens))
+    if known is None or known[0] is not whens:
+        if len(_PER_OBJECT) >= 256:
+            _PER_OBJECT.clear()
+        known = _PER_OBJECT[id(whens)] = (whens, {})
+    made = known[1]
+    if len(made) >= 200_000:
+        made.clear()
+    parts = None
     for value in values:
         bound = (*args, value)
-        for (predicate, fill), adds_f, dels_f in parts:
-            adds = frozenset([atom(p, f(bound)) for p, f in adds_f]) if adds_f else _NONE
-            dels = frozenset([atom(p, f(bound)) for p, f in dels_f]) if dels_f else _NONE
-            conditional.append((frozenset((atom(predicate, fill(bound)),)).issubset, adds, dels))
+        found = made.get(bound)
+        if found is None:
+            if parts is None:
+                parts = [(w._fillers[0][0], w._fillers[2], w._fillers[3]) for w in whens]
+            found = made[bound] = []
+            for (predicate, fill), adds_f, dels_f in parts:
+                adds = frozenset([atom(p, f(bound)) for p, f in adds_f]) if adds_f else _NONE
+                dels = frozenset([atom(p, f(bound)) for p, f in dels_f]) if dels_f else _NONE
+                found.append((frozenset((atom(predicate, fill(bound)),)).issubset, adds, dels))
+        conditional.extend(found)
+
+
+_PER_OBJECT: dict[int, tuple[tuple, dict]] = {}  # id(whens) -> (whens, names bound -> their conditional parts)
+
+
+def clear_parts() -> None:
+    """Forget the per-object parts `_when_per_object` keeps (benchmarks of houses not seen before)."""
+    _PER_OBJECT.clear()
 
 
 def _with_some(pre: Test, tests: list[Test]) -> Test:
@@ -194,7 +243,7 @@ def _filler(slots: tuple[Slot, ...]):
         if len(slots) > 1:
             return itemgetter(*slots)
         (i,) = slots
-        return lambda args: (args[i],)
+        return itemgetter(slice(i, i + 1))  # args[i:i + 1], the 1-tuple, without a Python call
     return lambda args: tuple([args[s] if type(s) is int else s for s in slots])
 
 

@@ -23,7 +23,8 @@ class HouseholdState:
     the whole state; `atoms` is frozen again only when read). `version` increases with every change (it
     keys percept caches). Indexes: `by_arg` (entity -> its atoms), `where` (item -> its location atom),
     `placed` (the items on or in a fixture or held by a person: not the robot's, not discarded), `held`
-    (those a person holds) and `flags` (unary predicate -> the names it holds of).
+    (those a person holds) and `flags` (unary predicate -> the names it holds of; `flags_version` increases with
+    every change that may touch them).
     """
 
     def __init__(self, scene: HouseholdScene, atoms: Iterable[Atom]):
@@ -35,6 +36,7 @@ class HouseholdState:
         self.placed: set[str] = set()
         self.held: set[str] = set()
         self.flags: dict[str, set[str]] = {}
+        self.flags_version = 0  # increases whenever a unary atom is added or deleted (`flags` may change)
         self.version = 0
         self.last_change: tuple[frozenset[Atom], frozenset[Atom]] = (frozenset(), frozenset())  # that made `version`
         self.apply(frozenset(atoms), frozenset())
@@ -73,6 +75,7 @@ class HouseholdState:
             for arg in args:
                 by_arg[arg].discard(atom)
             if len(args) == 1:
+                self.flags_version += 1
                 names = flags.get(predicate)
                 if names is not None:
                     names.discard(args[0])
@@ -93,6 +96,7 @@ class HouseholdState:
             for arg in args:
                 by_arg[arg].add(atom)
             if len(args) == 1:
+                self.flags_version += 1
                 names = flags.get(predicate)
                 if names is None:
                     names = flags[predicate] = set()

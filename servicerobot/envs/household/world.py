@@ -8,6 +8,7 @@ import numpy as np
 
 from servicerobot.envs.executor import Executor
 from servicerobot.envs.household.events import HumanEvent, HumanProcess
+from servicerobot.envs.household.goal_tests import clause_test, literal_test
 from servicerobot.envs.household.language import LANGUAGE, join_utterances
 from servicerobot.envs.household.state import HouseholdState
 from servicerobot.envs.household.tasks import DISTURBANCES, TASK_KINDS, Task, TaskGenerator
@@ -227,9 +228,13 @@ class HouseholdWorld(World):
     def goal_holds(self, task: Task) -> bool:
         known, state = self._goal_of, self.state
         if known[0] is not task:
-            goal = self.interpreter.compile_goal(task.goal)
-            known = self._goal_of = [task, goal.holds, _mentioned(goal, self.interpreter), -1, False]
+            known = self._goal_of = self._goal_entry(task)
         mentioned = known[2]
+        if mentioned is None:  # a test of the state's indexes: repeated only after a change that may touch it
+            version = state.flags_version if known[5] else state.version
+            if known[3] != version:
+                known[3], known[4] = version, known[1](state)
+            return known[4]
         if not mentioned:  # a small goal: testing it is as cheap as checking what changed
             return known[1](state.live if self.interpreter.axioms is None else state.atoms)
         version = state.version
@@ -241,6 +246,22 @@ class HouseholdWorld(World):
         holds = known[1](state.live)
         known[3], known[4] = version, holds
         return holds
+
+    def _goal_entry(self, task: Task) -> list:
+        """`_goal_of` for a task: [task, its test, the atoms it mentions (empty: test every step; None: the
+        test reads the state's indexes, and a sixth item says whether it reads only `flags`, so that only their
+        changes call for a new test), state version (or flags version), value then]. A goal of ground literals
+        and clauses is tested as `goal_tests` says, without grounding it over the house; another is compiled."""
+        interpreter = self.interpreter
+        form = interpreter.goal_form(task.goal)
+        if form is not None:
+            test = literal_test(form)
+            if test is not None:
+                return [task, test, frozenset(), -1, False]
+            holds = clause_test(form, interpreter.universe)
+            return [task, holds, None, -1, False, not (form.pos or form.neg)]
+        goal = interpreter.compile_goal(task.goal)
+        return [task, goal.holds, _mentioned(goal, interpreter), -1, False]
 
     def tick(self, task: Task | None, step_in_task: int) -> list[HumanEvent]:
         """Let people act for one step: maybe a task disturbance, maybe background events."""
