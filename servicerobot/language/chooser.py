@@ -297,7 +297,8 @@ class ChoosingInterpreter:
                  if not refused or g not in refused] if chosen else []
         finals = _distinct([best] + built + joined, render)  # a built goal said as a joined one is built
         # nothing goes back to where the words take it from ("all the books in Olga's bedroom go there")
-        kept_finals = [g for g in finals if g in built or not decompose.sent_back(g, chosen, context, from_rooms)]
+        back = decompose.sent_back(finals, chosen, context, from_rooms)
+        kept_finals = [g for g, b in zip(finals, back) if g in built or not b]
         if any(g not in built for g in kept_finals):
             finals = kept_finals
             best = best if best in finals else next(g for g in finals if g not in built)

@@ -614,20 +614,25 @@ def sources(context: Context, key: str, rooms: Sequence[str]) -> list[str]:
     return [r for r in rooms if r not in into and phrase(r) not in {phrase(t) for t in into}]
 
 
-def sent_back(goal: str, chosen: Sequence[Kind], context: Context, rooms: Sequence[str]) -> bool:
-    """Whether a goal takes a thing of a kind to a room its chosen relation takes it from, or to a fixture
+def sent_back(goals: Sequence[str], chosen: Sequence[Kind], context: Context, rooms: Sequence[str]) -> list[bool]:
+    """Per goal, whether it takes a thing of a kind to a room its chosen relation takes it from, or to a fixture
     there ("all the books in Olga's bedroom go there": none onto Olga's nightstand)."""
+    away_of = []  # (the kind's things, the rooms they come from, by name and phrase), once per kind
     for kind in chosen:
-        if not kind.best or _one_thing(kind.best) or not kind.here.get(kind.best):
-            continue
-        away = set(sources(context, kind.best, rooms))
-        away |= {entity_phrase(context.entities[r]) for r in away if r in context.entities}
-        for negated, _, thing, rest in _LITERAL.findall(goal):
-            place = rest.split()[-1] if rest.split() else None
-            if not negated and thing in kind.names and place is not None and (
-                    place in away or context.entities.get(place, {}).get("room") in away):
-                return True
-    return False
+        if kind.best and not _one_thing(kind.best) and kind.here.get(kind.best):
+            away = set(sources(context, kind.best, rooms))
+            away |= {entity_phrase(context.entities[r]) for r in away if r in context.entities}
+            away_of.append((set(kind.names), away))
+
+    def back(goal: str) -> bool:
+        for names, away in away_of:
+            for negated, _, thing, rest in _LITERAL.findall(goal):
+                place = rest.split()[-1] if rest.split() else None
+                if not negated and thing in names and place is not None and (
+                        place in away or context.entities.get(place, {}).get("room") in away):
+                    return True
+        return False
+    return [back(goal) for goal in goals] if away_of else [False] * len(goals)
 
 
 def pick(context: Context, kind: Kind, key: str, literals: Sequence[str], rel: Mapping[str, float],
@@ -837,11 +842,11 @@ def unsaid_states(goals: Sequence[str], chosen: Sequence[Kind], text: str, conte
 def strays(goals: Sequence[str], chosen: Sequence[Kind]) -> list[int]:
     """Per goal, the things it changes of a kind the words take from a room they name that are not in that
     room ("all the books in Olga's bedroom": a book from the study is not one of them)."""
+    others = [set(kind.names) - set(kind.here[kind.best]) for kind in chosen if kind.here.get(kind.best)]
     out = []
     for goal in goals:
         changed = {thing for _, _, thing, _ in _LITERAL.findall(goal)}
-        out.append(sum(len({n for n in kind.names if n in changed} - set(kind.here[kind.best]))
-                       for kind in chosen if kind.here.get(kind.best)))
+        out.append(sum(len(elsewhere & changed) for elsewhere in others))
     return out
 
 
