@@ -29,6 +29,7 @@ import sys
 import time
 from contextlib import ExitStack
 
+from servicerobot.envs.household.language import LANGUAGE as HOUSEHOLD
 from servicerobot.errors import install_hint
 from servicerobot.language.answers import AnswerFormatError
 from servicerobot.language.local_server import (
@@ -156,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                 warmed = time.perf_counter() - t0 - started
             if args.log:  # the calls' timings only, not the warm-up's
                 offset = os.path.getsize(args.log)
-        interpreter = local_interpreter(url)
+        interpreter = local_interpreter(url, language=HOUSEHOLD)  # the paraphrases are the household's
         timed = _Timed(interpreter.model)
         interpreter.model = timed
         for item in items:

@@ -19,6 +19,7 @@ import statistics
 import sys
 from contextlib import ExitStack
 
+from servicerobot.envs.household.language import LANGUAGE as HOUSEHOLD
 from servicerobot.files import write_atomic
 from servicerobot.language.local_server import LOCAL_LLM_URL_VAR, MODES, LocalServer, local_interpreter
 from servicerobot.language.paraphrases import evaluate, load_paraphrases, setting
@@ -55,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.rules_only and not url and args.serve:
             url = stack.enter_context(LocalServer()).url
         if not args.rules_only and url:
-            interpreters[f"local-llm:{args.mode}"] = local_interpreter(url, mode=args.mode)
+            # the paraphrases are said in the household, whose declared language the chooser reads as the agent does
+            interpreters[f"local-llm:{args.mode}"] = local_interpreter(url, mode=args.mode, language=HOUSEHOLD)
         for label, interpreter in interpreters.items():
             done: list[dict] = []
 

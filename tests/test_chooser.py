@@ -246,3 +246,87 @@ def test_a_state_the_words_say_names_the_things_in_that_state():
     context = Context(household_domain(), entities, frozenset({Atom("dirty", ("plate_2",))}), "robot")
     rel = relevance(context, "wash the dirty plates", "Ana")
     assert rel["plate_2"] > rel["plate_1"] > 0
+
+
+def test_the_worlds_declared_events_offer_their_whole_meaning(place):
+    """With the world's `Language`, a report's meaning in the world's own terms is one answer: taken out of
+    the fridge, the yogurt is on the counter and no longer cold (the household's `warm` event); without it,
+    that change is only reachable as a union of two."""
+    from servicerobot.envs.household.language import LANGUAGE
+    from servicerobot.language.rule_interpreter import declared_changes
+
+    item = _item("u60")  # "The new yogurt sat out on the counter and is warm now." (Hiro)
+    context = place.context(item)
+    changes = declared_changes(LANGUAGE, context, ["yogurt_2", "counter_1", "fridge_1"], item.speaker)
+    assert item.delta in changes
+    assert not any(a.args[0] in ("counter_1", "fridge_1") and a.predicate in ("dirty", "broken")
+                   for d in changes for a in d.add)  # a fixture is no item: the signatures refuse it
+    said = "Now: the new yogurt is on the counter and not cold"
+    with_language = Prefers(said)
+    assert ChoosingInterpreter(with_language, language=LANGUAGE).interpret_update(
+        item.text, item.speaker, context) == item.delta
+    assert said in with_language.calls[0]["answers"]  # offered whole, in the first call
+    without = Prefers(said)
+    ChoosingInterpreter(without).interpret_update(item.text, item.speaker, context)
+    assert said not in without.calls[0]["answers"]
+
+
+def test_i_alone_does_not_make_a_thing_the_speakers_own(place):
+    """"I switched the light on in the dining room": the light of the room said, not the speaker's own ("my
+    light" would name the speaker's)."""
+    item = _item("u60")
+    context = place.context(item)
+    rel = relevance(context, "I switched the light on in the kitchen.", "Hiro")
+    assert rel["light_2"] > rel["light_6"]  # the kitchen's light over Hiro's own
+    rel = relevance(context, "I switched my light on.", "Hiro")
+    assert rel["light_6"] > rel["light_2"]
+
+
+def test_a_report_worded_like_a_declared_event_takes_its_declared_meaning(place):
+    """"I took the yogurt out of the fridge and left it on the counter" is worded as the household's `warm`
+    event: moved and no longer cold wins over a plain move the model finds a little likelier; worded as a
+    plain move ("I put ..."), the plain move stays."""
+    from servicerobot.envs.household.language import LANGUAGE
+    from servicerobot.language.rule_interpreter import template_likeness
+
+    item = _item("u60")
+    context = place.context(item)
+    plain, warm = "Now: the new yogurt is on the counter", "Now: the new yogurt is on the counter and not cold"
+    took = "I took the new yogurt out of the fridge and left it on the counter."
+    assert template_likeness(LANGUAGE, took)["warm"] == 1.0
+    assert template_likeness(LANGUAGE, "I put the new yogurt on the counter.")["warm"] == 0.0
+    chooser = ChoosingInterpreter(Prefers(plain, warm), language=LANGUAGE)
+    assert chooser.interpret_update(took, "Hiro", context) == item.delta  # moved, and no longer cold
+    put = chooser.interpret_update("I put the new yogurt on the counter.", "Hiro", context)
+    assert Atom("cold", ("yogurt_2",)) not in put.remove and Atom("on", ("yogurt_2", "counter_1")) in put.add
+    assert ChoosingInterpreter(Prefers(plain, warm)).interpret_update(took, "Hiro", context) != item.delta
+
+
+def test_a_state_the_report_says_is_news_of_that_state():
+    """"It needs washing" says `dirty` (washing is its opposite); "on" says `light-on` only where no place
+    follows it."""
+    from servicerobot.language import decompose
+    from servicerobot.language.interpreter import Context
+    from servicerobot.scenes.household import household_domain
+
+    entities = {"shirt_5": {"type": "clothing", "noun": "shirt"}, "light_7": {"type": "light", "noun": "light",
+                                                                              "room": "kitchen"}}
+    context = Context(household_domain(), entities, frozenset())
+    said = lambda text, atom: decompose.reported_states(text, context, Atom.parse(atom))
+    assert said("I wore the grey shirt, it needs washing.", "(dirty shirt_5)")
+    assert not said("I wore the grey shirt, it needs washing.", "(wet shirt_5)")
+    assert said("I turned on the light in the kitchen.", "(light-on light_7)")
+    assert said("The light in the kitchen is on now.", "(light-on light_7)")
+    assert not said("I put the milk on the counter.", "(light-on light_7)")
+    assert not said("The light in the kitchen.", "(light-on light_7)")  # the thing's own noun says no state
+
+
+def test_a_verbs_particle_picks_out_no_thing_in_that_state(place):
+    """"I turned on the light in the kitchen": the kitchen's light, not every light memory has on ("on" is
+    the verb's, said before the article)."""
+    item = _item("u60")
+    context = place.context(item)
+    on = frozenset({Atom("light-on", ("light_1",)), Atom("light-on", ("light_3",))})
+    lit = type(context)(context.domain, context.entities, context.facts | on, context.robot)
+    rel = relevance(lit, "I turned on the light in the kitchen.", "Hiro")
+    assert rel["light_2"] > max(rel["light_1"], rel["light_3"])

@@ -869,3 +869,24 @@ def test_all_of_a_kind_in_a_named_room_are_those_there_and_none_goes_back_to_tha
     assert decompose.counted(goals, [books], context)[0] == 0
     assert decompose.sent_back(["(on book_2 nightstand_1)", "(on book_1 counter_1)"], [books], context, rooms) \
         == [True, False]
+
+
+def test_a_kind_with_none_in_the_named_room_is_not_asked_for_and_its_things_are_strays():
+    """"All the books in Olga's bedroom go there": the magazines (books too, by type) are all elsewhere, so
+    none is asked for, and a goal that moves one has a stray."""
+    context = _fridge()
+    entities = {**context.entities, "book_1": {"type": "book", "noun": "book"},
+                "magazine_1": {"type": "book", "noun": "magazine"}}
+    facts = context.facts | {Atom("on", ("book_1", "nightstand_1")), Atom("on", ("magazine_1", "counter_1"))}
+    context = Context(context.domain, entities, facts, "robot")
+    magazines = decompose.Kind("magazine", ["magazine_1"], named=True)
+    rooms = ["kitchen", "olga_bedroom"]
+    where = decompose.rooms_of(context)
+    assert decompose.pick(context, magazines, "(on ? counter_1)", ["(on magazine_1 counter_1)"], {}, where,
+                          rooms) == []
+    magazines.best = "(on ? counter_1)"
+    assert decompose.strays(["(on book_1 counter_1)", "(and (on book_1 counter_1) (on magazine_1 counter_1))"],
+                            [magazines]) == [0, 1]
+    # with no room named that things come from, every one is asked for
+    assert decompose.pick(context, decompose.Kind("magazine", ["magazine_1"], named=True), "(on ? counter_1)",
+                          ["(on magazine_1 counter_1)"], {}, where, []) == ["(on magazine_1 counter_1)"]

@@ -169,3 +169,19 @@ def test_a_noun_that_says_its_colour_is_said_with_it_once():
                 "desk_2": {"type": "furniture", "noun": "desk"}}
     say = Verbalizer(entities, sorted(entities), domain=domain)
     assert say.name("cube_1") == "the blue cube"
+
+
+def test_a_fixture_whose_room_is_given_by_its_phrase_is_said_with_that_room():
+    # the household catalogue gives a fixture's room as people say it ("dining room"), not by its entity name
+    entities = {"dining_room": {"type": "room", "noun": "dining room"},
+                "ivy_bedroom": {"type": "room", "noun": "Ivy's bedroom"},
+                "light_6": {"type": "light", "noun": "light", "room": "Ivy's bedroom", "owner": "Ivy"},
+                "light_7": {"type": "light", "noun": "light", "room": "dining room"},
+                "light_8": {"type": "light", "noun": "light", "room": "dining room"}}
+    say = Verbalizer(entities, ["light_6", "light_7"])
+    assert say.goal("(light-on light_7)") == "the light in the dining room is on"
+    assert say.name("light_6") == "Ivy's light"
+    # where the words name the owner's room, the thing is said as they say it
+    assert Verbalizer(entities, ["light_6"], rooms=["ivy_bedroom"]).name("light_6") == "the light in Ivy's bedroom"
+    # two of one phrase in one room still need their names
+    assert "light_8" in Verbalizer(entities, ["light_7", "light_8"]).name("light_8")

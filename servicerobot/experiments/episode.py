@@ -87,7 +87,8 @@ def make_interpreter(name: str, llm: dict[str, Any], language: Any = None):
         from servicerobot.language.local_server import LocalServerError, local_interpreter
 
         try:
-            return local_interpreter(**{k: v for k, v in llm.items() if k in ("timeout", "max_retries", "mode")})
+            return local_interpreter(**{k: v for k, v in llm.items() if k in ("timeout", "max_retries", "mode")},
+                                     language=language)
         except (LocalServerError, ValueError) as exc:
             raise ConfigError(f"agent.interpreter local-llm: {exc}") from None
 

@@ -55,6 +55,7 @@ _SYNONYMS = {
 }
 _TO_ME = re.compile(r"\b(?:to|bring|brings|fetch|get|getting|give|hand|pass|grab)\s+me\b")  # me, the receiver
 _SELF = frozenset({"my", "mine", "me", "i", "myself", "i'm", "i've", "im"})
+_MINE = frozenset({"my", "mine", "me", "myself"})  # words that say a thing is the speaker's own
 _WORD = re.compile(r"[a-z0-9]+")
 _CUT_SHORT = re.compile(r"\x00\s*(?:[,.;!?]|$|\s(?:then|and|after|before|please)\b)")  # "the living, then"
 
@@ -134,8 +135,10 @@ def relevance(context: Context, text: str, speaker: str) -> dict[str, float]:
                     if value and all(w in said for w in value) and _describes(tokens, value, noun[-1], heads):
                         score += weight
                 owner = str(info.get("owner") or "").lower()
-                if owner and (owner in raw or (owner == me and raw & _SELF)):
+                if owner and (owner in raw or (owner == me and raw & _MINE)):
                     score += 1.0
+                elif owner and owner == me and raw & _SELF:
+                    score += 0.5  # "I switched the light on in the dining room": not said to be the speaker's own
                 room = [_stem(w) for w in _WORD.findall(str(info.get("room") or "").lower()) if w != "s"]
                 if room and all(w in said for w in room) and _placed(tokens, room, noun[-1], rooms):
                     score += 0.75
@@ -166,8 +169,15 @@ def _describes(tokens: Sequence[str], value: Sequence[str], head: str, heads: se
 def _state_before(lowered: Sequence[str], tokens: Sequence[str], state: set[str], head: str) -> bool:
     """Whether a state memory holds of a thing is said before its head noun, as what tells it apart ("the
     dirty dishes"), not as what is asked of it ("make sure the milk is cold again": the cold milks are not
-    the one meant)."""
-    return bool(state) and any(t == head and state & set(lowered[max(0, i - 3):i]) for i, t in enumerate(tokens))
+    the one meant), and after its article where it has one ("turn on the light" says no light that is on)."""
+    def before(i: int) -> list[str]:
+        window = list(lowered[max(0, i - 3):i])
+        cut = max((j for j, w in enumerate(window) if w in _ARTICLES), default=-1)
+        return window[cut + 1:]
+    return bool(state) and any(t == head and state & set(before(i)) for i, t in enumerate(tokens))
+
+
+_ARTICLES = frozenset({"the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "these", "those"})
 
 
 def _placed(tokens: Sequence[str], room: Sequence[str], head: str, rooms: set[str]) -> bool:

@@ -32,6 +32,7 @@ import re
 from collections.abc import Sequence
 from itertools import combinations
 
+from servicerobot.envs.language import Language
 from servicerobot.language import decompose, spelling
 from servicerobot.language.base import LanguageModelError, Scored, ScoringModel, Usage
 from servicerobot.language.candidates import (
@@ -44,6 +45,7 @@ from servicerobot.language.candidates import (
 )
 from servicerobot.language.compact import SCHEMA_TITLES, _person, compact_request, load_turns, prompt_view
 from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, Interpreter, QueryGraph, entity_phrase
+from servicerobot.language.rule_interpreter import declared_changes, template_likeness
 from servicerobot.language.verbalize import Verbalizer
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom
@@ -65,6 +67,10 @@ _UNNAMED_PERSON = 4.0
 # union of the five likeliest: 59 right at 0-1, 61 at 2 (u61, u65: "out of the fridge and no longer cold", "the mug
 # is filthy; I'm heading to the kitchen"), 60 at 3-4 (u38 lost), 57-58 at 5-6)
 _UPDATE_PART = 2.0
+# nats a change the world's language declares gains, times how much of its most alike template the words say
+# ("I took the milk out of the fridge": the household's `warm`, moved and no longer cold)
+_DECLARED = 5.0
+_KEEP_DECLARED = 16  # declared changes scored to their end whatever the beam (the likeliest-worded first)
 _MISSED = 3.0  # nats a task answer loses per kind of thing the words name (not a room, a person) it leaves out
 _CLAUSE = 4.0  # nats allowed per further clause of a task answer (another relation and object, another state)
 _CLAUSES = 2  # ... for at most this many further clauses
@@ -129,14 +135,17 @@ class ChoosingInterpreter:
             the built goals).
         budget_s: seconds a beam-searched call may take before the server finishes only its likeliest answer
             (the call's record says `cut`); None: no bound.
+        language: the world's declared `Language`: the changes its events mean ("out of the fridge": moved and
+            no longer cold) are offered beside the enumerated ones (`rule_interpreter.declared_changes`).
     """
 
     def __init__(self, model: ScoringModel, generator: Interpreter | None = None, *, max_facts: int = 16,
                  max_candidates: int = _MAX_CANDIDATES, beam: int | None = _BEAM, decompose: bool = True,
                  end_weight: float = _END_WEIGHT, kind_weight: float = _KIND_WEIGHT, joins: bool = True,
                  budget_s: float | None = None, count_weight: float = _COUNT_WEIGHT,
-                 kind_weight_unnamed: float = _KIND_WEIGHT_UNNAMED):
+                 kind_weight_unnamed: float = _KIND_WEIGHT_UNNAMED, language: Language | None = None):
         self.model = model
+        self.language = language
         self.generator = generator
         self.max_facts = int(max_facts)
         self.max_candidates = int(max_candidates)
@@ -160,10 +169,6 @@ class ChoosingInterpreter:
     def __repr__(self) -> str:
         return f"ChoosingInterpreter({self.model!r})"
 
-    def _score(self, kind: str, messages: list, answers: list[str]) -> list[float]:
-        """Each answer's log-probability."""
-        return self._token_scores(kind, messages, answers).totals()
-
     def _token_scores(self, kind: str, messages: list, answers: list[str], full: bool = False,
                       slot: str | None = None, keep: Sequence[int] = ()) -> Scored:
         """Each answer's log-probability per token, the end of the turn last ([] for one the beam cut); `full`:
@@ -182,9 +187,11 @@ class ChoosingInterpreter:
                            "tokens": scored.prompt_tokens + scored.candidate_tokens, "cut": scored.cut})
         return scored
 
-    def _choose(self, kind: str, messages: list, options: list, render) -> tuple[object, float, list[float]]:
-        """The most likely option, its log-probability, and every option's."""
-        totals = self._score(kind, messages, [render(o) for o in options])
+    def _choose(self, kind: str, messages: list, options: list, render,
+                keep: Sequence[int] = ()) -> tuple[object, float, list[float]]:
+        """The most likely option, its log-probability, and every option's (those at `keep` scored to their end
+        whatever the beam)."""
+        totals = self._token_scores(kind, messages, [render(o) for o in options], keep=keep).totals()
         best = max(range(len(options)), key=lambda i: totals[i])
         return options[best], totals[best], totals
 
@@ -371,18 +378,36 @@ class ChoosingInterpreter:
         messages = english_messages("update", text, speaker, view, say)
         render = lambda d: _NOW + say.change(d.remove, d.add)
         names = view[1]
-        options = delta_candidates(context, _focus(context, names, rel), rooms=named_rooms)
+        focus = _focus(context, names, rel)
+        options = delta_candidates(context, focus, rooms=named_rooms)
+        declared: dict[Delta, set[str]] = {}
+        likeness: dict[str, float] = {}
+        if self.language is not None:  # what the world's people's reports mean in its own terms
+            things = [n for n in focus if context.entities.get(n, {}).get("type") != "room"]
+            declared = declared_changes(self.language, context, things + named_rooms, speaker)
+            likeness = template_likeness(self.language, text)
+            options += [d for d in declared if d not in set(options)]
+        # a change the world declares for reports worded like this one gains ("out of the fridge": `warm`)
+        prior = lambda d: _DECLARED * max((likeness[k] for k in declared.get(d, ())), default=0.0)
+        # a fixture named less strongly than another of its noun is not the one reported ("the light in the
+        # dining room" is no bedroom's light)
+        outnamed = decompose.outnamed(context, rel)
+        options = [d for d in options if not outnamed & {n for a in d.add | d.remove for n in a.args}] or options
         refused = self._refused(text, feedback)
         options = [d for d in options if format_delta(d) not in refused] or options
         if not options:
             return self._generate("interpret_update", text, speaker, context, feedback)
         options = self._ranked(options, lambda d: [n for a in d.add | d.remove for n in a.args], rel)
-        _, _, totals = self._choose("update", messages, options, render)
+        # the declared changes the words are most like are scored to their end whatever the beam
+        keep = sorted((i for i, d in enumerate(options) if prior(d) > 0), key=lambda i: -prior(options[i]))
+        _, _, totals = self._choose("update", messages, options, render, keep=keep[:_KEEP_DECLARED])
         # a change of a person the words do not name loses as a task answer's unnamed kind does ("the kitchen
         # tap is on" is no news of where the speaker is; "Hiro is back in his bedroom" none of the speaker)
         unnamed = _unnamed_people(context, text, speaker, rel)
         unnamed_loss = lambda d: _UNNAMED_PERSON * len(unnamed & {n for a in d.add | d.remove for n in a.args})
-        totals = [t - unnamed_loss(d) for t, d in zip(totals, options)]
+        # a state the words say gains, either way ("I wore the shirt, it needs washing": dirty, not dry)
+        state_gain = lambda d: _STATE_SAID * any(decompose.reported_states(text, context, a) for a in d.add | d.remove)
+        totals = [t - unnamed_loss(d) + state_gain(d) + prior(d) for t, d in zip(totals, options)]
         best_lp = max(totals)
         best = options[totals.index(best_lp)]
         self._answered[text] = format_delta(best)
@@ -391,7 +416,7 @@ class ChoosingInterpreter:
         unions = [u for a, b in combinations(top, 2) if (u := merge([a, b])) is not None]
         if unions:
             _, _, scores = self._choose("update", messages, unions, render)
-            scores = [t - unnamed_loss(u) for t, u in zip(scores, unions)]
+            scores = [t - unnamed_loss(u) + state_gain(u) for t, u in zip(scores, unions)]
             union_lp = max(scores)
             union = unions[scores.index(union_lp)]
             # saying a second change costs the model words even where the words report it

@@ -103,7 +103,7 @@ class Kind:
     keys: dict[str, list[str]] = field(default_factory=dict)  # key -> its literal per thing (news only)
     best: str | None = None  # the chosen key
     also: list[str] = field(default_factory=list)  # states the words ask of it beside `best` ("chill it in the fridge")
-    here: dict[str, list[str]] = field(default_factory=dict)  # key -> of "all" its things, those in the rooms
+    here: dict[str, list[str]] = field(default_factory=dict)  # key -> of "all" its things, those in the rooms (none: [])
     # the words take them from (`pick`)
 
     def label(self) -> str:
@@ -546,7 +546,7 @@ _NEGATION_REACH = 6  # words back from a state word that a negation still govern
 # the word that asks for a state's opposite: "switch off the lights" asks for `(not (light-on ?))`
 _OPPOSITES = {"on": ("off",), "open": ("close", "closed", "shut"), "closed": ("open",), "close": ("open",),
               "full": ("empty",), "empty": ("full",), "dirty": ("wash", "washed", "washing"),
-              "wet": ("dry", "dried", "drying")}
+              "wet": ("dry", "dried", "drying"), "cold": ("warm",)}
 
 
 def state_said(key: str, text: str, noun: str = "") -> bool:
@@ -585,6 +585,28 @@ def said_states(kind: Kind, text: str) -> list[str]:
     that key's opposite)."""
     chosen = _predicate_of(kind.best) if kind.best else None
     return [k for k in kind.keys if _one_thing(k) and _predicate_of(k) != chosen and state_said(k, text, kind.noun)]
+
+
+def reported_states(text: str, context: Context, atom: Atom) -> bool:
+    """Whether a report's words say the one-thing state `atom` changes, either way: its predicate's words or
+    their opposites ("it needs washing": `dirty`; "the light is on now": `light-on`), not the thing's own noun
+    ("the light" says no `light-on`)."""
+    if len(atom.args) != 1:
+        return False
+    info = context.entities.get(atom.args[0], {})
+    own = {_stem(w) for w in re.findall(r"[a-z]+", str(info.get("noun") or "").lower())}
+    plain = predicate_words(atom.predicate, unary=True) - own
+    wanted = plain | {o for w in plain for o in _OPPOSITES.get(w, ())}
+    said = _tokens(text)
+    # "on" and "in" say a state only where no place follows ("the light is on now", "turn on the light"; not
+    # "on the desk")
+    place_after = lambda i: i + 1 < len(said) and said[i + 1] in _DETERMINERS and not own & {
+        _stem(w) for w in said[i + 2:i + 4]}
+    return any((_stem(w) in wanted or w in wanted) and not (w in _UNARY_STATE_WORDS and place_after(i))
+               for i, w in enumerate(said))
+
+
+_DETERMINERS = frozenset({"the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that"})
 
 
 def _predicate_of(key: str) -> str:
@@ -648,6 +670,9 @@ def pick(context: Context, kind: Kind, key: str, literals: Sequence[str], rel: M
     if kind.count is None:
         if here:  # "all the books in Olga's bedroom": as many as are there
             kind.here[key] = [thing(lit) for lit in here]
+        elif source:  # none of the kind in the rooms the things come from: none of it is asked for
+            kind.here[key] = []
+            return []
         return here or order
     return (here + [lit for lit in order if lit not in here])[:kind.count]  # "three books": any three
 
@@ -842,7 +867,7 @@ def unsaid_states(goals: Sequence[str], chosen: Sequence[Kind], text: str, conte
 def strays(goals: Sequence[str], chosen: Sequence[Kind]) -> list[int]:
     """Per goal, the things it changes of a kind the words take from a room they name that are not in that
     room ("all the books in Olga's bedroom": a book from the study is not one of them)."""
-    others = [set(kind.names) - set(kind.here[kind.best]) for kind in chosen if kind.here.get(kind.best)]
+    others = [set(kind.names) - set(kind.here[kind.best]) for kind in chosen if kind.best in kind.here]
     out = []
     for goal in goals:
         changed = {thing for _, _, thing, _ in _LITERAL.findall(goal)}

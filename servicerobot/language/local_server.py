@@ -428,7 +428,7 @@ def served_model(url: str, timeout: float = 30.0) -> str:
 
 
 def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_retries: int = 1, max_facts: int = 40,
-                      mode: str = "choose"):
+                      mode: str = "choose", language=None):
     """The interpreter for the local server. `mode` "choose" (default): a `ChoosingInterpreter`, code
     enumerates the answers and the model scores them; "generate": an `LLMInterpreter` with compact prompts
     whose answers the server's JSON-schema grammar constrains (the chooser also uses it for retrieval).
@@ -437,6 +437,7 @@ def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_ret
     uses URL i modulo their number (on a CPU a one-thread server per core answers ~2x what one server does).
 
     `max_facts` bounds the facts of a generating prompt (the chooser shows its own 16 most relevant).
+    `language` is the world's declared `Language` (the chooser also offers what its events mean).
 
     Raises:
         LocalServerError: no URL given or set.
@@ -464,4 +465,4 @@ def local_interpreter(url: str | None = None, *, timeout: float = 120.0, max_ret
         return generator
     from servicerobot.language.chooser import ChoosingInterpreter
 
-    return ChoosingInterpreter(model, generator)
+    return ChoosingInterpreter(model, generator, language=language)

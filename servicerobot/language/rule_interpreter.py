@@ -27,7 +27,7 @@ from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom
 
-__all__ = ["NotUnderstood", "RuleInterpreter"]
+__all__ = ["NotUnderstood", "RuleInterpreter", "declared_changes", "template_likeness"]
 
 _FIELD = re.compile(r"\{(\w+)\}")
 _CHOICE = re.compile(r"\(([\w-]+(?:\|[\w-]+)+) ")  # "(on|inside ": the predicate the domain's signatures pick
@@ -476,6 +476,75 @@ def _changes(phrasing: Phrasing, names: Mapping, facts: _FactView, context: Cont
         remove |= {a for a in pool if a.predicate in allowed and len(a.args) == len(args)
                    and all(w in ("?", x) for w, x in zip(args, a.args))}
     return _strict(remove, add, facts)
+
+
+def _role_fits(role: str, name: str, entities: Mapping[str, Mapping]) -> bool:
+    """Whether entity `name` can fill a field of `role` (`FIELD_ROLES`: a movable item, a fixture, a room, a
+    person)."""
+    e = entities.get(name, {})
+    typ = e.get("type")
+    if role in ("item", "items"):
+        return typ not in ("room", "person", "robot") and not e.get("room")
+    if role == "fixture":
+        return typ != "room" and bool(e.get("room"))
+    return typ == role
+
+
+def declared_changes(language: Language, context: Context, names: Sequence[str], speaker: str,
+                     most: int = 64) -> dict[Delta, set[str]]:
+    """Every change the world's declared events mean when their fields are filled from `names` (and a person
+    field also by the speaker), as memory would take it: what people may report in this world's own terms
+    ("taken out of the fridge": moved and no longer cold), for a reader that enumerates answers. A kind with
+    no declared meaning, a filling the domain's signatures refuse and a change of nothing give none; at most
+    `most` fillings per kind. Each change maps to the kinds that mean it."""
+    lex = _Lexicon(context.entities)
+    person = lex.people.get(speaker.strip().lower())
+    pool = [n for n in dict.fromkeys([*names, *([person] if person else [])]) if n in context.entities]
+    facts = _FactView(context.facts)
+    out: dict[Delta, set[str]] = {}
+    for kind, phrasing in language.events.items():
+        if not (phrasing.add or phrasing.remove):
+            continue
+        fields = sorted(phrasing.meant())
+        roles = [language.fields.get(f) for f in fields]
+        if any(not isinstance(r, str) for r in roles):
+            continue  # a field of words (a preposition) in the meaning itself: nothing to enumerate
+        choices = [[n for n in pool if _role_fits(r, n, context.entities)] for r in roles]
+        for filling in itertools.islice(itertools.product(*choices), most):
+            if len(set(filling)) < len(filling):
+                continue
+            values = {f: ([n] if r == "items" else n) for f, r, n in zip(fields, roles, filling)}
+            try:
+                remove, add = _changes(phrasing, values, facts, context)
+            except (NotUnderstood, PDDLError, ValueError):
+                continue
+            if (remove or add) and all(_fits(a.predicate, list(a.args), context) for a in add):
+                out.setdefault(Delta.of(remove, add), set()).add(kind)
+    return out
+
+
+_PLAIN_WORDS = frozenset({"the", "a", "an", "it", "its", "it's", "is", "are", "i", "i'm", "i've", "my", "to", "in", "on",
+                          "of", "and", "now", "just", "so", "you", "know", "oh", "also", "please", "s"})
+
+
+def template_likeness(language: Language, text: str) -> dict[str, float]:
+    """Event kind -> how much of the words of its most alike template (not its fields, not words such as "the")
+    `text` says, 0-1: "I took the milk out of the fridge and left it on the counter" says all of `warm`'s "I
+    took {item} out of the fridge and left it {prep} {dest}.", half of "{item_cap} is out of the fridge..."."""
+    said = {w.rstrip("'") for w in re.findall(r"[a-z']+", text.lower())}
+    said |= {w[:-1] for w in said if w.endswith("s")}
+    out: dict[str, float] = {}
+    for kind, phrasing in language.events.items():
+        best = 0.0
+        for template in phrasing.templates:
+            own = {w.rstrip("'") for w in re.findall(r"[a-z']+", _SLOT_TEXT.sub(" ", template).lower())} - _PLAIN_WORDS
+            if own:
+                best = max(best, len(own & said) / len(own))
+        out[kind] = best
+    return out
+
+
+_SLOT_TEXT = re.compile(r"\{\w+\}")
 
 
 class _FactView:

@@ -148,9 +148,12 @@ class Verbalizer:
         self._names: dict[str, str] = {}
         self._alike: dict[str, int] = {}  # shown names per phrase: "both plates" when a group has them all
         self._bare: dict[str, int] = {}  # how many entities share each bare phrase: those get their room
-        for info in entities.values():
+        self._room: dict[str, str] = {}  # a room's name or phrase (a fixture's `room` may be either) -> its name
+        for name, info in entities.items():
             bare = entity_phrase(info)
             self._bare[bare] = self._bare.get(bare, 0) + 1
+            if info.get("type") == "room":
+                self._room[name] = self._room.setdefault(bare, name)
         said: dict[str, list[str]] = {}
         for name in shown:
             said.setdefault(self._phrase(name), []).append(name)
@@ -169,11 +172,15 @@ class Verbalizer:
         if typ in ("person", "robot"):
             return phrase[:1].upper() + phrase[1:] if typ == "person" else "the robot"
         text = phrase if phrase[:1].isupper() else f"the {phrase}"
-        room = info.get("room")
-        if room and typ not in _NO_ROOM_TYPES and room in self.entities and (self._bare.get(phrase, 0) > 1
-                                                                             or room in self.rooms):
+        room = self._room.get(str(info.get("room")))
+        if room and typ not in _NO_ROOM_TYPES and (self._bare.get(phrase, 0) > 1 or room in self.rooms):
             room_phrase = entity_phrase(self.entities[room])
-            if room_phrase not in phrase:
+            owner = str(info.get("owner") or "")
+            if owner and room in self.rooms and room_phrase.startswith(f"{owner}'s "):
+                # "the light in Yusuf's bedroom" as the words say it, not "Yusuf's light in Yusuf's bedroom"
+                unowned = entity_phrase({k: v for k, v in info.items() if k != "owner"})
+                text = f"the {unowned}"
+            if room_phrase not in text:
                 text += f" in the {room_phrase}" if room_phrase[:1].islower() else f" in {room_phrase}"
         return text
 
