@@ -29,7 +29,15 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from servicerobot.language.candidates import _stem, goal_candidates, is_fixed, signatures, synonyms_of, words
+from servicerobot.language.candidates import (
+    _ARTICLES,
+    _stem,
+    goal_candidates,
+    is_fixed,
+    signatures,
+    synonyms_of,
+    words,
+)
 from servicerobot.language.compact import load_turns
 from servicerobot.language.interpreter import Context
 from servicerobot.language.verbalize import head_noun
@@ -600,13 +608,10 @@ def reported_states(text: str, context: Context, atom: Atom) -> bool:
     said = _tokens(text)
     # "on" and "in" say a state only where no place follows ("the light is on now", "turn on the light"; not
     # "on the desk")
-    place_after = lambda i: i + 1 < len(said) and said[i + 1] in _DETERMINERS and not own & {
+    place_after = lambda i: i + 1 < len(said) and said[i + 1] in _ARTICLES and not own & {
         _stem(w) for w in said[i + 2:i + 4]}
     return any((_stem(w) in wanted or w in wanted) and not (w in _UNARY_STATE_WORDS and place_after(i))
                for i, w in enumerate(said))
-
-
-_DETERMINERS = frozenset({"the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that"})
 
 
 def _predicate_of(key: str) -> str:
