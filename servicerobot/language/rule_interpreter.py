@@ -515,12 +515,20 @@ def declared_changes(language: Language, context: Context, names: Sequence[str],
                 continue
             values = {f: ([n] if r == "items" else n) for f, r, n in zip(fields, roles, filling)}
             try:
+                if any(_believed(pattern, values, facts, context) for pattern in phrasing.add):
+                    continue  # the event would add what memory holds already: it is not this event
                 remove, add = _changes(phrasing, values, facts, context)
             except (NotUnderstood, PDDLError, ValueError):
                 continue
             if (remove or add) and all(_fits(a.predicate, list(a.args), context) for a in add):
                 out.setdefault(Delta.of(remove, add), set()).add(kind)
     return out
+
+
+def _believed(pattern: str, values: Mapping, facts: _FactView, context: Context) -> bool:
+    """Whether an unconditional added pattern, filled, is believed already (a `when` one may well be)."""
+    literal = fill(pattern, values)
+    return not _WHEN.match(literal) and Atom.parse(_choose(literal, context)) in facts
 
 
 _PLAIN_WORDS = frozenset({"the", "a", "an", "it", "its", "it's", "is", "are", "i", "i'm", "i've", "my", "to", "in", "on",
