@@ -169,14 +169,16 @@ def _describes(tokens: Sequence[str], value: Sequence[str], head: str, heads: se
 def _state_before(lowered: Sequence[str], tokens: Sequence[str], state: set[str], head: str) -> bool:
     """Whether a state memory holds of a thing is said before its head noun, as what tells it apart ("the
     dirty dishes"), not as what is asked of it ("make sure the milk is cold again": the cold milks are not
-    the one meant), and after its article where it has one ("turn on the light" says no light that is on)."""
+    the one meant); a verb's particle before the noun's article is the verb's ("turn on the light" says no
+    light that is on)."""
     def before(i: int) -> list[str]:
         window = list(lowered[max(0, i - 3):i])
         cut = max((j for j, w in enumerate(window) if w in _ARTICLES), default=-1)
-        return window[cut + 1:]
+        return window[cut + 1:] + [w for w in window[:cut + 1] if w not in _PARTICLES]
     return bool(state) and any(t == head and state & set(before(i)) for i, t in enumerate(tokens))
 
 
+_PARTICLES = frozenset({"on", "off", "in", "out", "up", "down"})  # "switch on the light", "turn off the tap"
 _ARTICLES = frozenset({"the", "a", "an", "my", "your", "his", "her", "our", "their", "this", "that", "these", "those"})
 
 

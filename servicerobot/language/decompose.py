@@ -663,10 +663,11 @@ def sent_back(goals: Sequence[str], chosen: Sequence[Kind], context: Context, ro
 
 
 def pick(context: Context, kind: Kind, key: str, literals: Sequence[str], rel: Mapping[str, float],
-         where: Mapping[str, str], rooms: Sequence[str]) -> list[str]:
+         where: Mapping[str, str], rooms: Sequence[str], text: str = "") -> list[str]:
     """The literals of the things asked for: those in the rooms the words name (unless the goal takes them
     to one of them, or to something in one: "from around the house to the kitchen sink"), then the most
-    strongly named, those not already so first; `kind.count` of them, or all."""
+    strongly named, those not already so first; `kind.count` of them, or all. None where the words (`text`)
+    say the kind is in such a room and memory has none of it there."""
     thing = _thing
     source = sources(context, key, rooms)
     # of things named alike, those the goal would change first: a request is news ("the milk cold again")
@@ -675,11 +676,26 @@ def pick(context: Context, kind: Kind, key: str, literals: Sequence[str], rel: M
     if kind.count is None:
         if here:  # "all the books in Olga's bedroom": as many as are there
             kind.here[key] = [thing(lit) for lit in here]
-        elif source:  # none of the kind in the rooms the things come from: none of it is asked for
-            kind.here[key] = []
+        elif source and text and _said_in(context, kind, source, text):  # "all the books in Felix's bedroom",
+            kind.here[key] = []  # and memory has no magazine there: no magazine is asked for
             return []
         return here or order
     return (here + [lit for lit in order if lit not in here])[:kind.count]  # "three books": any three
+
+
+def _said_in(context: Context, kind: Kind, rooms: Sequence[str], text: str) -> bool:
+    """Whether the words say the kind (its head noun or its type) shortly before one of `rooms` ("the books in
+    Felix's bedroom"), not only somewhere else in the request ("a rotting apple in the rubbish bin, then mop the
+    floor in the kitchen")."""
+    tokens = [_stem(w) for w in _tokens(text)]
+    info = context.entities.get(kind.names[0], {}) if kind.names else {}
+    heads = {_stem(head_noun(kind.noun)), _stem(str(info.get("type", "")))} - {""}
+    for room in rooms:
+        words = [_stem(w) for w in _tokens(entity_phrase(context.entities.get(room, {"noun": room})))]
+        for i in range(len(tokens) - len(words) + 1):
+            if tokens[i:i + len(words)] == words and heads & set(tokens[max(0, i - 5):i]):
+                return True
+    return False
 
 
 def _forall(context: Context, parts: Sequence[tuple[str, str, list[str]]]) -> list[tuple[str, str, list[str]]]:
@@ -727,7 +743,7 @@ def build(context: Context, chosen: Sequence[Kind], rel: Mapping[str, float], ro
         for kind in chosen:
             first = anchor if shared and anchor in kind.keys else kind.best
             for key in [first, *(k for k in kind.also if k != first)] if first is not None else []:
-                lits = pick(context, kind, key, kind.keys[key], rel, where, rooms)
+                lits = pick(context, kind, key, kind.keys[key], rel, where, rooms, text)
                 if lits:
                     parts.append((key, kind.noun, lits, kind.named, kind.fixed))
         if parts:
