@@ -889,6 +889,6 @@ def test_a_kind_with_none_in_the_named_room_is_not_asked_for_and_its_things_are_
     assert decompose.strays(["(on book_1 counter_1)", "(and (on book_1 counter_1) (on magazine_1 counter_1))"],
                             [magazines]) == [0, 1]
     # with no room named that things come from, or a room said of something else, every one is asked for
-    for rooms, said in (([], said), (rooms, "Put the magazines on the counter, then tidy Olga's bedroom.")):
+    for named, words in (([], said), (rooms, "Put the magazines on the counter, then tidy Olga's bedroom.")):
         assert decompose.pick(context, decompose.Kind("magazine", ["magazine_1"], named=True), "(on ? counter_1)",
-                              ["(on magazine_1 counter_1)"], {}, where, rooms, said) == ["(on magazine_1 counter_1)"]
+                              ["(on magazine_1 counter_1)"], {}, where, named, words) == ["(on magazine_1 counter_1)"]
