@@ -538,7 +538,8 @@ _PLAIN_WORDS = frozenset({"the", "a", "an", "it", "its", "it's", "is", "are", "i
 def template_likeness(language: Language, text: str) -> dict[str, float]:
     """Event kind -> how much of the words of its most alike template (not its fields, not words such as "the")
     `text` says, 0-1: "I took the milk out of the fridge and left it on the counter" says all of `warm`'s "I
-    took {item} out of the fridge and left it {prep} {dest}.", half of "{item_cap} is out of the fridge..."."""
+    took {item} out of the fridge and left it {prep} {dest}.". A template counts only where the text says two of
+    its words at least and half of them: one word in common ("has", "over", "put") tells no kind apart."""
     said = {w.rstrip("'") for w in re.findall(r"[a-z']+", text.lower())}
     said |= {w[:-1] for w in said if w.endswith("s")}
     out: dict[str, float] = {}
@@ -546,8 +547,9 @@ def template_likeness(language: Language, text: str) -> dict[str, float]:
         best = 0.0
         for template in phrasing.templates:
             own = {w.rstrip("'") for w in re.findall(r"[a-z']+", _SLOT_TEXT.sub(" ", template).lower())} - _PLAIN_WORDS
-            if own:
-                best = max(best, len(own & said) / len(own))
+            common = len(own & said)
+            if common >= 2 and 2 * common >= len(own):
+                best = max(best, common / len(own))
         out[kind] = best
     return out
 
