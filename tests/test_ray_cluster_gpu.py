@@ -261,7 +261,9 @@ def test_gpu_episodes_go_to_the_gpu_node_with_its_id_and_workers_use_their_nodes
     # ... which is what the executor handed the Controller, on that node (one line per episode started).
     seen = [json.loads(line) for line in probe_log.read_text().splitlines()]
     on_ray = [s for s in seen if s["node"] is not None]
-    assert len(on_ray) >= len(SEEDS) + 1  # every GPU episode, and the one lost with the node
+    # every GPU episode; the one lost with the node adds a line only where it got as far as starting its Controller
+    # before the node went (on a loaded machine it may not have: its loss is checked in the driver's log above)
+    assert len(on_ray) >= len(SEEDS)
     assert all(s["node"] in PHYSICAL and s["gpu_device"] == PHYSICAL[s["node"]] for s in on_ray), on_ray
     assert {s["node"] for s in on_ray} == set(PHYSICAL)
 
