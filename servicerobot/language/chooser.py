@@ -388,7 +388,8 @@ class ChoosingInterpreter:
             things = [n for n in focus if context.entities.get(n, {}).get("type") != "room"]
             declared = declared_changes(self.language, context, things + named_rooms, speaker)
             likeness = template_likeness(self.language, text)
-            options += [d for d in declared if d not in set(options)]
+            enumerated = set(options)
+            options += [d for d in declared if d not in enumerated]
         # a change the world declares for reports worded like this one gains ("out of the fridge": `warm`)
         prior = lambda d: _DECLARED * max((likeness[k] for k in declared.get(d, ())), default=0.0)
         # a fixture named less strongly than another of its noun is not the one reported ("the light in the

@@ -41,7 +41,7 @@ from servicerobot.language.candidates import (
 from servicerobot.language.compact import load_turns
 from servicerobot.language.interpreter import Context
 from servicerobot.language.verbalize import head_noun
-from servicerobot.memory.catalogue import entity_phrase
+from servicerobot.memory.catalogue import entity_phrase, room_names
 from servicerobot.pddl import Atom
 from servicerobot.pddl.sexpr import parse_sexpr
 
@@ -131,7 +131,7 @@ def holds(literal: str, context: Context) -> bool:
 def rooms_of(context: Context) -> dict[str, str]:
     """Thing -> the room it is in (the room's name): a fact relating it to a room, or to a fixture that stands
     in one (a fixture says its room as a phrase, "Olga's bedroom")."""
-    named = {entity_phrase(info): name for name, info in context.entities.items() if info.get("type") == "room"}
+    named = room_names(context.entities)
     out: dict[str, str] = {}
     for atom in context.facts:
         if len(atom.args) != 2 or atom.args[0] == context.robot:

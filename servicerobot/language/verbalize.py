@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from servicerobot.memory.catalogue import entity_phrase
+from servicerobot.memory.catalogue import entity_phrase, room_names
 from servicerobot.pddl import Atom
 from servicerobot.pddl.sexpr import parse_sexpr
 
@@ -148,12 +148,10 @@ class Verbalizer:
         self._names: dict[str, str] = {}
         self._alike: dict[str, int] = {}  # shown names per phrase: "both plates" when a group has them all
         self._bare: dict[str, int] = {}  # how many entities share each bare phrase: those get their room
-        self._room: dict[str, str] = {}  # a room's name or phrase (a fixture's `room` may be either) -> its name
-        for name, info in entities.items():
+        self._room = room_names(entities)  # a fixture's `room`, a name or a phrase -> the room's name
+        for info in entities.values():
             bare = entity_phrase(info)
             self._bare[bare] = self._bare.get(bare, 0) + 1
-            if info.get("type") == "room":
-                self._room[name] = self._room.setdefault(bare, name)
         said: dict[str, list[str]] = {}
         for name in shown:
             said.setdefault(self._phrase(name), []).append(name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["entity_phrase"]
+__all__ = ["entity_phrase", "room_names"]
 
 
 def entity_phrase(info: Mapping) -> str:
@@ -15,3 +15,10 @@ def entity_phrase(info: Mapping) -> str:
     words.append(noun)  # "the green box", not "the green green box" where the noun says its colour
     phrase = " ".join(words)
     return f"{info['owner']}'s {phrase}" if info.get("owner") else phrase
+
+
+def room_names(entities: Mapping[str, Mapping]) -> dict[str, str]:
+    """A room's name or phrase -> the room's name: a fixture's `room` may be either ("dining_room", "dining
+    room"); of two rooms said alike, the last, and a room's own name before another's phrase."""
+    rooms = {name: info for name, info in entities.items() if info.get("type") == "room"}
+    return {**{entity_phrase(info): name for name, info in rooms.items()}, **{name: name for name in rooms}}
