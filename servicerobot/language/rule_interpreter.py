@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from servicerobot.envs.language import IMPLIED_FORMS, Language, Phrasing, fill
 from servicerobot.errors import PDDLError, ServiceRobotError
 from servicerobot.language.base import Usage
+from servicerobot.language.compact import _person
 from servicerobot.language.interpreter import Context, QueryEdge, QueryGraph, QueryNode
 from servicerobot.memory.catalogue import entity_phrase
 from servicerobot.memory.triplets import Delta
@@ -497,8 +498,7 @@ def declared_changes(language: Language, context: Context, names: Sequence[str],
     ("taken out of the fridge": moved and no longer cold), for a reader that enumerates answers. A kind with
     no declared meaning, a filling the domain's signatures refuse and a change of nothing give none; at most
     `most` fillings per kind. Each change maps to the kinds that mean it."""
-    lex = _Lexicon(context.entities)
-    person = lex.people.get(speaker.strip().lower())
+    person = _person(context.entities, speaker)
     pool = [n for n in dict.fromkeys([*names, *([person] if person else [])]) if n in context.entities]
     facts = _FactView(context.facts)
     out: dict[Delta, set[str]] = {}
