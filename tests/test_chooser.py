@@ -293,15 +293,66 @@ def test_a_report_worded_like_a_declared_event_takes_its_declared_meaning(place)
     context = place.context(item)
     plain, warm = "Now: the new yogurt is on the counter", "Now: the new yogurt is on the counter and not cold"
     took = "I took the new yogurt out of the fridge and left it on the counter."
-    assert template_likeness(LANGUAGE, took)["warm"] == 1.0
-    assert template_likeness(LANGUAGE, "I put the new yogurt on the counter.")["warm"] == 0.0
+    assert template_likeness(LANGUAGE.events, took)["warm"] == 1.0
+    assert template_likeness(LANGUAGE.events, "I put the new yogurt on the counter.")["warm"] == 0.0
     # one word in common tells no kind apart: "has" of `take`'s "{actor} has {item}", "over" of "knocked over"
-    assert not any(template_likeness(LANGUAGE, "The teal bowl has food stuck all over it.").values())
+    assert not any(template_likeness(LANGUAGE.events, "The teal bowl has food stuck all over it.").values())
     chooser = ChoosingInterpreter(Prefers(plain, warm), language=LANGUAGE)
     assert chooser.interpret_update(took, "Hiro", context) == item.delta  # moved, and no longer cold
     put = chooser.interpret_update("I put the new yogurt on the counter.", "Hiro", context)
     assert Atom("cold", ("yogurt_2",)) not in put.remove and Atom("on", ("yogurt_2", "counter_1")) in put.add
     assert ChoosingInterpreter(Prefers(plain, warm)).interpret_update(took, "Hiro", context) != item.delta
+
+
+def _yogurt_out(place):
+    """u60's house with the new yogurt on the counter and no longer cold, the other cold in the fridge."""
+    import dataclasses
+
+    context = place.context(_item("u60"))
+    facts = {a for a in context.facts if "yogurt_2" not in a.args} | {Atom("on", ("yogurt_2", "counter_1")),
+                                                                       Atom("cold", ("yogurt_1",))}
+    return dataclasses.replace(context, facts=frozenset(facts))
+
+
+def test_the_worlds_declared_tasks_fill_their_fields_from_the_words(place):
+    """`declared_goals`: a kind's goal over the named things, an unsaid field by what the kind implies (the
+    fridge, every book memory places in a named room); a field the words fill with something else, a goal
+    memory believes already and a filling the signatures refuse give none."""
+    from servicerobot.envs.household.language import LANGUAGE
+    from servicerobot.language.rule_interpreter import declared_goals
+
+    context = _yogurt_out(place)
+    goals = declared_goals(LANGUAGE, context, ["yogurt_1", "yogurt_2"], "Hiro")
+    assert goals["(and (inside yogurt_2 fridge_1) (cold yogurt_2))"] == {"keep_cold"}
+    assert not any("yogurt_1 fridge_1" in g for g in goals if "yogurt_2" not in g)  # holds already
+    assert "(held-by yogurt_2 hiro)" in goals  # hand it to the speaker, implied
+    # "put the yogurt back in the bookshelf": the words fill {fridge} with no fridge, so keep_cold means nothing
+    shelf = declared_goals(LANGUAGE, context, ["yogurt_2", "bookshelf_1"], "Hiro")
+    assert not any(kinds == {"keep_cold"} for kinds in shelf.values())
+    # every book memory places in the named room: none is on a fixture of the hallway, so no such goal
+    facts = context.facts | {Atom("on", ("book_1", "storage_shelf_1")), Atom("on", ("notebook_2", "storage_shelf_1"))}
+    import dataclasses
+    books = declared_goals(LANGUAGE, dataclasses.replace(context, facts=frozenset(facts)),
+                           ["laundry_room", "bookshelf_1"], "Hiro")
+    assert "(and (on book_1 bookshelf_1) (on notebook_2 bookshelf_1))" in books
+    assert not declared_goals(LANGUAGE, context, ["hallway", "bookshelf_1"], "Hiro").keys() & {
+        g for g, k in books.items() if "organise_shelf" in k}
+
+
+def test_a_request_said_in_the_worlds_own_words_takes_its_declared_meaning(place):
+    """"Make sure the new yogurt is cold again" says every word of the household's `keep_cold` template: in the
+    fridge and cold, though the model finds "cold" alone likelier; without the world's language, "cold"."""
+    from servicerobot.envs.household.language import LANGUAGE
+
+    context = _yogurt_out(place)
+    text = "Make sure the new yogurt is cold again."
+    cold = "Done when: the new yogurt is cold"
+    assert ChoosingInterpreter(Prefers(cold), language=LANGUAGE).interpret_task(text, "Hiro", context) == \
+        "(and (inside yogurt_2 fridge_1) (cold yogurt_2))"
+    assert ChoosingInterpreter(Prefers(cold)).interpret_task(text, "Hiro", context) == "(cold yogurt_2)"
+    # worded otherwise, the model's reading stays
+    assert ChoosingInterpreter(Prefers(cold), language=LANGUAGE).interpret_task(
+        "I want the new yogurt chilled.", "Hiro", context) == "(cold yogurt_2)"
 
 
 def test_a_state_the_report_says_is_news_of_that_state():

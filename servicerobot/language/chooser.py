@@ -45,7 +45,7 @@ from servicerobot.language.candidates import (
 )
 from servicerobot.language.compact import SCHEMA_TITLES, _person, compact_request, load_turns, prompt_view
 from servicerobot.language.interpreter import UTTERANCE_KINDS, Context, Interpreter, QueryGraph, entity_phrase
-from servicerobot.language.rule_interpreter import declared_changes, template_likeness
+from servicerobot.language.rule_interpreter import declared_changes, declared_goals, template_likeness
 from servicerobot.language.verbalize import Verbalizer
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom
@@ -138,7 +138,9 @@ class ChoosingInterpreter:
         budget_s: seconds a beam-searched call may take before the server finishes only its likeliest answer
             (the call's record says `cut`); None: no bound.
         language: the world's declared `Language`: the changes its events mean ("out of the fridge": moved and
-            no longer cold) are offered beside the enumerated ones (`rule_interpreter.declared_changes`).
+            no longer cold) are offered beside the enumerated ones (`rule_interpreter.declared_changes`), and
+            so are the goals its tasks mean (`rule_interpreter.declared_goals`); a request that says every word
+            of a task template is read as that kind, the model choosing which things.
     """
 
     def __init__(self, model: ScoringModel, generator: Interpreter | None = None, *, max_facts: int = 16,
@@ -304,7 +306,13 @@ class ChoosingInterpreter:
             joined += [u for u in _unions(scored, dict(zip(options, totals))) if u not in parts and u not in joined]
         built = [g for g in decompose.build(context, chosen, rel, from_rooms, text)
                  if not refused or g not in refused] if chosen else []
-        finals = _distinct([best] + built + joined, render)  # a built goal said as a joined one is built
+        # the goals the world's declared task kinds mean over the named things, where the words are worded like
+        # the kind ("make sure the milk is cold again": in the fridge and cold, `keep_cold`)
+        declared = self._declared_goals(text, speaker, context, _focus(context, view[1], rel), rel)
+        by_words = {render(g): v for g, v in declared.items()}  # the same sentence is the same answer
+        declared_prior = lambda g: by_words.get(render(g), 0.0)
+        finals = _distinct([best] + built + joined + [g for g in declared if not refused or g not in refused],
+                           render)  # a built goal said as a joined one is built
         # nothing goes back to where the words take it from ("all the books in Olga's bedroom go there")
         back = decompose.sent_back(finals, chosen, context, from_rooms)
         kept_finals = [g for g, b in zip(finals, back) if g in built or not b]
@@ -317,7 +325,10 @@ class ChoosingInterpreter:
             return best
         # call 3: every joined and built answer (and the best single again: its score is the same as before)
         full = len(finals) <= _FULL
-        kept = [] if full else [0] + [i for i, g in enumerate(finals) if g in built][:_MAX_SEQ_KEPT - 1]
+        kept = [] if full else list(dict.fromkeys(
+            [0] + sorted((i for i, g in enumerate(finals) if declared_prior(g)),
+                         key=lambda i: -declared_prior(finals[i]))[:_KEEP_DECLARED]
+            + [i for i, g in enumerate(finals) if g in built]))[:_MAX_SEQ_KEPT]
         said = [render(g) for g in finals]
         tokens = self._token_scores("task", messages, said, full=full, keep=kept).logprobs
         final_totals, _ = scores_of(finals, tokens)
@@ -331,7 +342,13 @@ class ChoosingInterpreter:
         numbers = [n - s for n, s in zip(numbers, decompose.strays(finals, chosen))]
         enumerated = [i for i, g in enumerate(finals) if g not in built or g == best]
         first = max(enumerated, key=lambda i: final_totals[i] + self.count_weight * numbers[i]
-                    - _STATE_SAID * unsaid[i])
+                    - _STATE_SAID * unsaid[i] + declared_prior(finals[i]))
+        # the words are one of the world's own task sentences, every word of its template said: what the world
+        # declares it means, the model choosing which things ("the milk is cold again": in the fridge and cold)
+        whole = [i for i, g in enumerate(finals) if declared_prior(g) >= _DECLARED and final_totals[i] > ninf]
+        if whole:
+            return finals[max(whole, key=lambda i: final_totals[i] + self.count_weight * numbers[i]
+                              - _STATE_SAID * unsaid[i])]
         if not built:
             return finals[first]
         among = [first] + [i for i, g in enumerate(finals) if g in built and i != first]
@@ -344,7 +361,27 @@ class ChoosingInterpreter:
         kind_weight = self.kind_weight if decompose.names_movable(found) else self.kind_weight_unnamed
         return finals[among[decompose.decide([tokens[i] for i in among], fit, self.end_weight, kind_weight,
                                              [numbers[i] for i in among], self.count_weight,
-                                             [unsaid[i] for i in among], _STATE_SAID)]]
+                                             [unsaid[i] for i in among], _STATE_SAID,
+                                             [declared_prior(finals[i]) for i in among])]]
+
+    def _declared_goals(self, text: str, speaker: str, context: Context, focus: Sequence[str],
+                        rel: dict[str, float]) -> dict[str, float]:
+        """The goals the world's language declares over the things in `focus` and the people and rooms the
+        words name, for the task kinds the words are worded like, each with the nats it gains: `_DECLARED`
+        times how much of the kind's likeliest template the words say (`rule_interpreter.template_likeness`);
+        none where no language is given or no template is said."""
+        if self.language is None:
+            return {}
+        likeness = template_likeness(self.language.tasks, text)
+        if not any(likeness.values()):
+            return {}
+        # not a fixture named less strongly than another of its noun ("the bookshelf in the living room")
+        outnamed = decompose.outnamed(context, rel)
+        names = [n for n in focus if n not in outnamed
+                 and (context.entities[n].get("type") not in ("person", "room") or rel.get(n))]
+        goals = declared_goals(self.language, context, names, speaker, together=_told_apart(rel, context, text))
+        scored = {g: _DECLARED * max(likeness.get(k, 0.0) for k in kinds) for g, kinds in goals.items()}
+        return {g: v for g, v in scored.items() if v > 0}
 
     def _kinds(self, text: str, speaker: str, context: Context, rel: dict[str, float],
                rooms: list[str]) -> tuple[list, list, list[str]]:
@@ -387,7 +424,7 @@ class ChoosingInterpreter:
         if self.language is not None:  # what the world's people's reports mean in its own terms
             things = [n for n in focus if context.entities.get(n, {}).get("type") != "room"]
             declared = declared_changes(self.language, context, things + named_rooms, speaker)
-            likeness = template_likeness(self.language, text)
+            likeness = template_likeness(self.language.events, text)
             enumerated = set(options)
             options += [d for d in declared if d not in enumerated]
         # a change the world declares for reports worded like this one gains ("out of the fridge": `warm`)
@@ -513,15 +550,38 @@ def _named_kinds(rel: dict[str, float], context: Context, say: Verbalizer, text:
     synonym: "laundry" names the clothes, not the laundry basket), rooms and people aside: of the things that
     share a head noun, those named best ("the teal bowl", not the white one; "the dining table", not the coffee
     table), and of those the ones within 1 of the best."""
+    return {say._phrase(n) for n in _best_named(rel, context, text)}
+
+
+def _told_apart(rel: dict[str, float], context: Context, text: str) -> list[str]:
+    """The things the words name side by side, each told apart from the rest of its noun ("the grey shirt and
+    Ximena's blue pair of socks"; not every milk for "the milk")."""
+    best = _best_named(rel, context, text)
+    head = lambda n: _head_noun(context, n)
+    least: dict[str, float] = {}
+    for n in {head(m) for m in best}:
+        alike = [m for m, e in context.entities.items() if head(m) == n and e.get("type") not in ("room", "person")]
+        least[n] = min(rel.get(m, 0.0) for m in alike) if len(alike) > 1 else -1.0
+    return [n for n in best if rel[n] > least[head(n)]]
+
+
+def _best_named(rel: dict[str, float], context: Context, text: str = "") -> list[str]:
+    """The things behind `_named_kinds`: of the things named by their own head noun, those named best of their
+    noun and within 1 of the best of all."""
     said = {_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())}
-    head = lambda n: (str(context.entities[n].get("noun") or n).lower().split() or [n])[-1]
+    head = lambda n: _head_noun(context, n)
     things = {n: r for n, r in rel.items() if context.entities[n].get("type") not in ("room", "person", "robot")
               and (not text or _stem(head(n)) in said)}
     top: dict[str, float] = {}
     for n, r in things.items():
         top[head(n)] = max(top.get(head(n), 0.0), r)
     best = max(things.values(), default=0.0)
-    return {say._phrase(n) for n, r in things.items() if r >= top[head(n)] and r >= best - 1.0}
+    return [n for n, r in things.items() if r >= top[head(n)] and r >= best - 1.0]
+
+
+def _head_noun(context: Context, name: str) -> str:
+    """The last word of an entity's noun ("rack" of "shoe rack")."""
+    return (str(context.entities[name].get("noun") or name).lower().split() or [name])[-1]
 
 
 def _clauses(goal: str) -> int:

@@ -917,17 +917,20 @@ def _most_alike(literals: Sequence[tuple[str, str, str, str]], names: set[str],
 
 def decide(tokens: Sequence[Sequence[float]], kinds_fit: Sequence[float], end_weight: float,
            kind_weight: float, counts_fit: Sequence[float] | None = None, count_weight: float = 0.0,
-           unsaid: Sequence[int] | None = None, state_weight: float = 0.0) -> int:
+           unsaid: Sequence[int] | None = None, state_weight: float = 0.0,
+           priors: Sequence[float] | None = None) -> int:
     """The answer whose words are likeliest, with its end of turn weighted by `end_weight` (how sure the model
     is that nothing more was asked), its `coverage` by `kind_weight` (whether it is about the kinds the
     model said the request involves), its `counted` by `count_weight` (whether it names as many of each
     kind as the words ask for) and its `unsaid_states` by `state_weight` (each state the words ask of its
-    things that it leaves out)."""
+    things that it leaves out), plus its `priors` (nats known beforehand: a goal the world's language
+    declares for words like these)."""
     counts_fit = counts_fit or [0.0] * len(tokens)
     unsaid = unsaid or [0] * len(tokens)
+    priors = priors or [0.0] * len(tokens)
 
     def value(i: int) -> float:
         t = tokens[i]
         return (sum(t[:-1]) + end_weight * t[-1] + kind_weight * kinds_fit[i] + count_weight * counts_fit[i]
-                - state_weight * unsaid[i] if t else -math.inf)
+                - state_weight * unsaid[i] + priors[i] if t else -math.inf)
     return max(range(len(tokens)), key=value)

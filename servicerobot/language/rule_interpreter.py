@@ -24,11 +24,11 @@ from servicerobot.errors import PDDLError, ServiceRobotError
 from servicerobot.language.base import Usage
 from servicerobot.language.compact import _person
 from servicerobot.language.interpreter import Context, QueryEdge, QueryGraph, QueryNode
-from servicerobot.memory.catalogue import entity_phrase
+from servicerobot.memory.catalogue import entity_phrase, room_names
 from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom
 
-__all__ = ["NotUnderstood", "RuleInterpreter", "declared_changes", "template_likeness"]
+__all__ = ["NotUnderstood", "RuleInterpreter", "declared_changes", "declared_goals", "template_likeness"]
 
 _FIELD = re.compile(r"\{(\w+)\}")
 _CHOICE = re.compile(r"\(([\w-]+(?:\|[\w-]+)+) ")  # "(on|inside ": the predicate the domain's signatures pick
@@ -525,6 +525,91 @@ def declared_changes(language: Language, context: Context, names: Sequence[str],
     return out
 
 
+def declared_goals(language: Language, context: Context, names: Sequence[str], speaker: str,
+                   together: Sequence[str] = (), most: int = 64) -> dict[str, set[str]]:
+    """Every goal the world's declared task kinds mean when their fields are filled from `names`, a field the
+    kind implies also by what it implies (`IMPLIED_FORMS`: the speaker, "the fridge", every book memory places
+    in a room `names` holds): what people ask in this world's own terms ("make sure the milk is cold again":
+    in the fridge and cold), for a reader that enumerates answers. A filling the domain's signatures refuse and
+    a goal memory believes holds already give none; at most `most` fillings per kind. A list of items is one
+    of `names` or all of `together` (the things the words name side by side: "the grey shirt and the socks").
+    Each goal maps to the kinds that mean it."""
+    person = _person(context.entities, speaker)
+    pool = [n for n in dict.fromkeys([*names, *([person] if person else [])]) if n in context.entities]
+    rooms = [n for n in pool if context.entities[n].get("type") == "room"]
+    facts = _FactView(context.facts)
+    out: dict[str, set[str]] = {}
+    for kind, phrasing in language.tasks.items():
+        if not phrasing.goal:
+            continue
+        fields = sorted(phrasing.meant())
+        roles = [language.fields.get(f) for f in fields]
+        if any(not isinstance(r, str) for r in roles):
+            continue
+        said = phrasing.fields()
+        # a field no template says, or one the words name nothing for, stands for what the kind implies ("make
+        # sure the milk is cold again": the fridge); one they name something else for ("put the mug back in the
+        # cupboard" of "put {items} back in {fridge}") stands for nothing
+        choices = [_named_choices(r, pool, context, phrasing.implied.get(f, ""), together)
+                   if f in said and any(_role_fits(r, n, context.entities) for n in pool)
+                   else _implied_choices(phrasing.implied.get(f, ""), person, rooms, facts, context)
+                   for f, r in zip(fields, roles)]
+        for filling in itertools.islice(itertools.product(*choices), most):
+            flat = [n for v in filling for n in (v if isinstance(v, list) else [v])]
+            if len(set(flat)) < len(flat):
+                continue
+            values = {f: ([v] if r == "items" and isinstance(v, str) else v)
+                      for f, r, v in zip(fields, roles, filling)}
+            try:
+                goal = _choose(fill(phrasing.goal, values), context)
+            except (NotUnderstood, PDDLError, ValueError):
+                continue
+            if "?" not in goal and not _news(goal, facts):
+                continue  # memory believes it holds: nothing asked
+            if all(_fits(p, a.split(), context) for _, p, a in _LITERAL.findall(goal)
+                   if "?" not in a and p not in _CONNECTIVES):
+                out.setdefault(goal, set()).add(kind)
+    return out
+
+
+def _named_choices(role: str, pool: Sequence[str], context: Context, implied: str = "",
+                   together: Sequence[str] = ()) -> list:
+    """What a field of `role` may stand for among the named things: each that fits (and is of the type the
+    field's implied form names: "the fridge" of a fridge), and for a list of items those of `together` that
+    fit, where two or more do ("wash and dry the grey shirt and the socks")."""
+    found = IMPLIED_FORMS.match(implied)
+    typ = found.group("type") if found else None
+    fits = lambda n: _role_fits(role, n, context.entities) and (typ is None or context.entities[n].get("type") == typ)
+    group = [n for n in together if fits(n)] if role == "items" else []
+    return [n for n in pool if fits(n)] + ([group] if len(group) > 1 else [])
+
+
+def _implied_choices(form: str, person: str | None, rooms: Sequence[str], facts: _FactView,
+                     context: Context) -> list:
+    """What an implied field may stand for, for enumeration: the speaker; every thing of the type (in a room
+    of `rooms` where the form names one); or, for `every <type> in {room}`, per room the list of the items of
+    the type memory relates to a fixture there."""
+    found = IMPLIED_FORMS.match(form)
+    if not found:
+        return []
+    if found.group("speaker"):
+        return [person] if person else []
+    typ = found.group("type")
+    of_type = sorted(n for n, e in context.entities.items() if e.get("type") == typ)
+    if not found.group("room"):
+        return of_type if found.group("quantifier") == "the" else []
+    named = room_names(context.entities)
+    room_of = {n: named.get(e["room"], e["room"]) for n, e in context.entities.items() if e.get("room")}
+    if found.group("quantifier") == "the":
+        return [n for n in of_type if room_of.get(n) in rooms]
+    groups = [[n for n in of_type if any(len(a.args) == 2 and a.args[0] == n and room_of.get(a.args[1]) == r
+                                         for a in facts.about(n))] for r in rooms]
+    return [g for g in groups if g]
+
+
+_CONNECTIVES = frozenset({"and", "or", "not", "imply", "forall", "exists", "when"})
+
+
 def _believed(pattern: str, values: Mapping, facts: _FactView, context: Context) -> bool:
     """Whether an unconditional added pattern, filled, is believed already (a `when` one may well be)."""
     literal = fill(pattern, values)
@@ -535,15 +620,16 @@ _PLAIN_WORDS = frozenset({"the", "a", "an", "it", "its", "it's", "is", "are", "i
                           "of", "and", "now", "just", "so", "you", "know", "oh", "also", "please", "s"})
 
 
-def template_likeness(language: Language, text: str) -> dict[str, float]:
-    """Event kind -> how much of the words of its most alike template (not its fields, not words such as "the")
-    `text` says, 0-1: "I took the milk out of the fridge and left it on the counter" says all of `warm`'s "I
-    took {item} out of the fridge and left it {prep} {dest}.". A template counts only where the text says two of
-    its words at least and half of them: one word in common ("has", "over", "put") tells no kind apart."""
+def template_likeness(phrasings: Mapping[str, Phrasing], text: str) -> dict[str, float]:
+    """Kind -> how much of the words of its most alike template (not its fields, not words such as "the")
+    `text` says, 0-1, over a language's `events` or `tasks`: "I took the milk out of the fridge and left it on
+    the counter" says all of `warm`'s "I took {item} out of the fridge and left it {prep} {dest}.". A template
+    counts only where the text says two of its words at least and half of them: one word in common ("has",
+    "over", "put") tells no kind apart."""
     said = {w.rstrip("'") for w in re.findall(r"[a-z']+", text.lower())}
     said |= {w[:-1] for w in said if w.endswith("s")}
     out: dict[str, float] = {}
-    for kind, phrasing in language.events.items():
+    for kind, phrasing in phrasings.items():
         best = 0.0
         for template in phrasing.templates:
             own = {w.rstrip("'") for w in re.findall(r"[a-z']+", _SLOT_TEXT.sub(" ", template).lower())} - _PLAIN_WORDS
