@@ -27,7 +27,7 @@ import time
 
 import gymnasium as gym
 from env_step_breakdown import _Empty, _Timers  # benchmarks/, the script's directory
-from env_throughput import _record
+from env_throughput import _forget_shared, _record
 
 import servicerobot  # noqa: F401
 from servicerobot.envs import core
@@ -45,6 +45,7 @@ RESET_PARTS = {  # what ServiceRobotEnv.reset calls (a house's generation first)
     "tasks (TaskGenerator)": (household_world, "TaskGenerator"),
     "prior (world.prior)": (household_world.HouseholdWorld, "prior"),
     "prior's JSON (_dumps)": (core, "_dumps"),
+    "prior as JSON text (world.prior_json)": (household_world.HouseholdWorld, "prior_json"),
     "first task (_start_task)": (core.ServiceRobotEnv, "_start_task"),
 }
 STEP_PARTS = {  # what ServiceRobotEnv.step calls
@@ -82,7 +83,7 @@ def _round(seeds: list[int], size: str, cartpole_steps: int) -> dict:
     env = gym.make("ServiceRobot-v0", size=size)
     env.reset(seed=seeds[0] - 1)  # gym's env checker inspects an env's first reset and step: not a house's cost
     env.step("(wait)")
-    Interpreter.clear_shared()
+    _forget_shared()
     # The reset's timers count only during resets, the steps' only during steps (some methods are in both).
     resets, stepping = _Timers(), _Timers()
     for label, (owner, name) in _present(RESET_PARTS).items():

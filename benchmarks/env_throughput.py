@@ -29,6 +29,17 @@ from servicerobot.oracle import OracleAgent
 from servicerobot.pddl import Interpreter
 
 
+def _forget_shared() -> None:
+    """Empty every cache shared across houses: the interpreter's tables and atoms, and the prior's texts
+    per atom (where the code under test keeps them)."""
+    Interpreter.clear_shared()
+    try:
+        from servicerobot.envs.json_text import clear_facts
+    except ImportError:  # an older commit
+        return
+    clear_facts()
+
+
 def _record(env_id: str, seeds: list[int], **kwargs) -> list[list[str]]:
     """The oracle's actions on each seeded episode of `env_id` (untimed)."""
     episodes = []
@@ -117,7 +128,7 @@ def _new_house_rates(seeds: list[int], episodes: list[list[str]], size: str, car
     env = gym.make("ServiceRobot-v0", size=size)
     env.reset(seed=seeds[0] - 1)  # gym's env checker inspects an env's first reset and step: not a house's cost
     env.step("(wait)")
-    Interpreter.clear_shared()
+    _forget_shared()
     cart = gym.make("CartPole-v1")
     cart.reset(seed=1)
     cart.action_space.seed(1)

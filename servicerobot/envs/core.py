@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import string
 from typing import Any, ClassVar
 
@@ -10,6 +9,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from servicerobot.envs.json_text import dumps as _dumps
+from servicerobot.envs.json_text import quote as _quote
 from servicerobot.envs.options import (
     ENV_OPTIONS,
     WORLD_IDS,
@@ -29,24 +30,6 @@ MAX_ACTION_CHARS = 512  # the action space's max_length: a longer action is refu
 MAX_ERROR_CHARS = 1024  # info["action_error"] and obs["action_result"] (whose space allows 2048)
 # JSON is written with ensure_ascii, so printable ASCII covers every observation string.
 CHARSET = frozenset(string.printable) - frozenset("\x0b\x0c")
-
-
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True)  # what json.dumps builds on each call
-_quote = json.encoder.encode_basestring_ascii  # a str as _ENCODER writes it
-# The C encoder `_ENCODER.encode` makes on each call, made once; without its cycle check (a fresh dict of ids
-# per call), so a cyclic value (never an observation) goes to `_ENCODER.encode`, which names the cycle.
-_C_ENCODE = None if json.encoder.c_make_encoder is None else json.encoder.c_make_encoder(
-    None, _ENCODER.default, _quote, None, ":", ",", False, False, True)
-
-
-def _dumps(value: Any) -> str:
-    """`_ENCODER.encode(value)`, the same text."""
-    if _C_ENCODE is None or type(value) is str:
-        return _ENCODER.encode(value)
-    try:
-        return "".join(_C_ENCODE(value, 0))
-    except RecursionError:
-        return _ENCODER.encode(value)
 
 
 class ServiceRobotEnv(gym.Env):
@@ -165,7 +148,7 @@ class ServiceRobotEnv(gym.Env):
         self._last_utterances: list[dict] = []
         self._task_failure = ""
         self._overlay = {}
-        prior = _dumps(self.world.prior())
+        prior = self.world.prior_json()
         self._step_events: list[tuple[Any, bool]] = []
         utterances = self._start_task()
         obs = self._observation(utterances, "", prior)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from servicerobot.envs.json_text import dumps
 from servicerobot.envs.language import Language
 
 __all__ = ["NodeNeeds", "Utterance", "World"]
@@ -65,6 +66,10 @@ class World(abc.ABC):
     @abc.abstractmethod
     def prior(self) -> dict:
         """What the robot knows at the start (entity catalogue and facts)."""
+
+    def prior_json(self) -> str:
+        """`prior()` as the observation's compact JSON text."""
+        return dumps(self.prior())
 
     @abc.abstractmethod
     def execute(self, action: str) -> tuple[str, str]:

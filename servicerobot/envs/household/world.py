@@ -12,6 +12,7 @@ from servicerobot.envs.household.goal_tests import clause_test, literal_test
 from servicerobot.envs.household.language import LANGUAGE, join_utterances
 from servicerobot.envs.household.state import HouseholdState
 from servicerobot.envs.household.tasks import DISTURBANCES, TASK_KINDS, Task, TaskGenerator
+from servicerobot.envs.json_text import dumps, facts_json
 from servicerobot.envs.options import MAX_TASKS
 from servicerobot.envs.world import Utterance, World
 from servicerobot.errors import ActionError, SceneError
@@ -150,9 +151,20 @@ class HouseholdWorld(World):
 
     def prior(self) -> dict:
         """What the robot is told about the house at the start: the catalogue and every initial fact."""
-        ents = {n: {"type": e.pddl_type, "noun": e.noun, **e.attributes} for n, e in self.scene.entities.items()}
-        return {"entities": ents, "rooms": {r.name: r.label for r in self.scene.rooms},
-                "facts": _triplets(sorted(self.state.live))}
+        entities, rooms = self._catalogue()
+        return {"entities": entities, "rooms": rooms, "facts": _triplets(sorted(self.state.live))}
+
+    def prior_json(self) -> str:
+        """`dumps(self.prior())`, the same text, its facts written from texts kept per atom (`facts_json`)."""
+        entities, rooms = self._catalogue()
+        return ('{"entities":' + dumps(entities) + ',"rooms":' + dumps(rooms) + ',"facts":'
+                + facts_json(self.state.live) + "}")
+
+    def _catalogue(self) -> tuple[dict, dict]:
+        """The prior's entities (type, noun and attributes) and rooms (name -> label)."""
+        scene = self.scene
+        return ({n: {"type": e.pddl_type, "noun": e.noun, **e.attributes} for n, e in scene.entities.items()},
+                {r.name: r.label for r in scene.rooms})
 
     # ------------------------------------------------------------------ robot
     def execute(self, action: str) -> tuple[str, str]:
