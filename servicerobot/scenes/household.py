@@ -29,7 +29,6 @@ from servicerobot.scenes.vocabulary import (
     PEOPLE_NAMES,
     ROOM_FIXTURES,
     ROOM_SEQUENCE,
-    ItemKind,
 )
 
 __all__ = [
@@ -339,19 +338,25 @@ def _generate_rest(config: HouseholdConfig, people: list[str],
     return HouseholdScene(rooms, entities, doors, frozenset(facts), grid)
 
 
-_ITEM_DRAW: list = []  # [ITEM_KINDS' cdf as Generator.choice(n, p=weights) searches it, their name stems]
+_ITEM_DRAW: list = []  # [ITEM_KINDS' cdf as Generator.choice(n, p=weights) searches it, each kind's plan]
+# (kind index, mark, colour, owner) -> noun_phrase of an item of that kind with them: items' descriptions
+# repeat from house to house, and a house tells its items apart by them.
+_DESCRIPTIONS: dict[tuple, str] = {}
+MAX_DESCRIPTIONS = 200_000  # past it the table starts again
 
 
-def _item_draw() -> tuple[list[float], list[str]]:
+def _item_draw() -> tuple[list[float], list[tuple]]:
     """The cdf of item kinds (weights per kind keep the mix house-like: more dishes, clothes and books than
-    vases) and each kind's name stem, computed once per process."""
+    vases) and each kind's plan: (noun, PDDL type, materials, coloured, ownable, perishable, name stem, the
+    fixture nouns it is kept in), computed once per process."""
     if not _ITEM_DRAW:
         weights = np.array([3.0 if k.pddl_type in ("dish", "clothing", "book") else 1.5 if k.pddl_type == "food"
                             else 1.0 for k in ITEM_KINDS])
         weights /= weights.sum()
         cdf = weights.cumsum()  # what Generator.choice(len(weights), p=weights) builds on every call
         cdf /= cdf[-1]
-        _ITEM_DRAW[:] = [cdf.tolist(), [_slug(k.noun) for k in ITEM_KINDS]]
+        _ITEM_DRAW[:] = [cdf.tolist(), [(k.noun, k.pddl_type, k.materials, k.coloured, k.ownable, k.perishable,
+                                         _slug(k.noun), k.homes) for k in ITEM_KINDS]]
     return _ITEM_DRAW[0], _ITEM_DRAW[1]
 
 
@@ -362,28 +367,37 @@ def _place_items(n_items: int, people: list[str], fixtures_by_noun: dict[str, li
     descriptions: set[str] = set()
     all_surfaces = [n for noun, names in fixtures_by_noun.items() for n in names
                     if FIXTURE_KINDS[noun].pddl_type in ("surface", "shelf", "bed")]
-    cdf, stems = _item_draw()
+    cdf, plans = _item_draw()
+    if len(_DESCRIPTIONS) >= MAX_DESCRIPTIONS:
+        _DESCRIPTIONS.clear()
+    known_description = _DESCRIPTIONS.get
     homes_of: dict[int, list[str]] = {}  # kind index -> the fixtures it is kept in, in this house
     random, integers = rng.random, rng.integers
+    n_colours, n_people, n_marks = len(COLOURS), len(people), len(MARKS)
     for _ in range(n_items):
         # One uniform draw searched in the cdf: what rng.choice(len(ITEM_KINDS), p=weights) does, without
         # its checks of p on every call (the same draws, so the same houses).
         k = bisect_right(cdf, random())
-        kind: ItemKind = ITEM_KINDS[k]
-        kind_counts[kind.noun] = count = kind_counts.get(kind.noun, 0) + 1
-        name = f"{stems[k]}_{count}"
-        attrs: dict = {"category": kind.pddl_type}
+        noun, pddl_type, materials, coloured, ownable, perishable, stem, home_nouns = plans[k]
+        kind_counts[noun] = count = kind_counts.get(noun, 0) + 1
+        name = f"{stem}_{count}"
+        attrs: dict = {"category": pddl_type}
+        colour = mark = None
         for attempt in range(8):
-            attrs["material"] = kind.materials[int(integers(len(kind.materials)))]
-            if kind.coloured:
-                attrs["colour"] = COLOURS[int(integers(len(COLOURS)))]
-            if kind.ownable and random() < 0.6:
-                attrs["owner"] = people[int(integers(len(people)))]
+            # integers(1) draws nothing (numpy's own returns 0 at once), so a kind of one material skips it
+            attrs["material"] = materials[int(integers(len(materials)))] if len(materials) > 1 else materials[0]
+            if coloured:
+                colour = attrs["colour"] = COLOURS[int(integers(n_colours))]
+            if ownable and random() < 0.6:
+                owner = attrs["owner"] = people[int(integers(n_people))]
             else:
                 attrs.pop("owner", None)
+                owner = None
             if attempt >= 2:  # still ambiguous: people tell such things apart by a mark ("the old pot")
-                attrs["mark"] = MARKS[int(integers(len(MARKS)))]
-            desc = noun_phrase(kind.noun, attrs)
+                mark = attrs["mark"] = MARKS[int(integers(n_marks))]
+            desc = known_description((k, mark, colour, owner))
+            if desc is None:
+                desc = _DESCRIPTIONS[k, mark, colour, owner] = noun_phrase(noun, attrs)
             if desc not in descriptions:
                 break
         else:
@@ -391,26 +405,25 @@ def _place_items(n_items: int, people: list[str], fixtures_by_noun: dict[str, li
             # marks, drawing nothing, so houses that never get here stay byte for byte the same.
             for first, second in itertools.permutations(MARKS, 2):
                 attrs["mark"] = f"{first} {second}"
-                desc = noun_phrase(kind.noun, attrs)
+                desc = noun_phrase(noun, attrs)
                 if desc not in descriptions:
                     break
         descriptions.add(desc)
-        if kind.perishable:
+        if perishable:
             attrs["perishable"] = True
-        entities[name] = Entity(name, kind.pddl_type, kind.noun, attrs)
+        entities[name] = Entity(name, pddl_type, noun, attrs)
 
         homes = homes_of.get(k)
         if homes is None:
-            homes = homes_of[k] = [f for noun in kind.homes for f in fixtures_by_noun.get(noun, [])]
+            homes = homes_of[k] = [f for home_noun in home_nouns for f in fixtures_by_noun.get(home_noun, [])]
         home = homes[int(integers(len(homes)))] if homes else all_surfaces[int(integers(len(all_surfaces)))]
         home_entity = entities[home]
         home_type = home_entity.pddl_type
         relation = "on" if home_type in ("surface", "shelf", "bed") else "inside"
         facts.add(_atom(relation, (name, home)))
-        if kind.perishable and home_type == "fridge":
+        if perishable and home_type == "fridge":
             facts.add(_atom("cold", (name,)))
-        if kind.pddl_type == "dish" and (home_type == "sink" or random() < 0.15):
+        if pddl_type == "dish" and (home_type == "sink" or random() < 0.15):
             facts.add(_atom("dirty", (name,)))
-        if kind.pddl_type == "clothing" and (home_entity.noun in ("hamper", "laundry basket")
-                                            or random() < 0.1):
+        if pddl_type == "clothing" and (home_entity.noun in ("hamper", "laundry basket") or random() < 0.1):
             facts.add(_atom("dirty", (name,)))
