@@ -310,7 +310,6 @@ class ChoosingInterpreter:
         # the kind ("make sure the milk is cold again": in the fridge and cold, `keep_cold`)
         declared = self._declared_goals(text, speaker, context, _focus(context, view[1], rel), rel)
         by_words = {render(g): v for g, v in declared.items()}  # the same sentence is the same answer
-        declared_prior = lambda g: by_words.get(render(g), 0.0)
         finals = _distinct([best] + built + joined + [g for g in declared if not refused or g not in refused],
                            render)  # a built goal said as a joined one is built
         # nothing goes back to where the words take it from ("all the books in Olga's bedroom go there")
@@ -325,11 +324,11 @@ class ChoosingInterpreter:
             return best
         # call 3: every joined and built answer (and the best single again: its score is the same as before)
         full = len(finals) <= _FULL
-        kept = [] if full else list(dict.fromkeys(
-            [0] + sorted((i for i, g in enumerate(finals) if declared_prior(g)),
-                         key=lambda i: -declared_prior(finals[i]))[:_KEEP_DECLARED]
-            + [i for i, g in enumerate(finals) if g in built]))[:_MAX_SEQ_KEPT]
         said = [render(g) for g in finals]
+        priors = [by_words.get(s, 0.0) for s in said]  # what each answer gains as a declared goal
+        kept = [] if full else list(dict.fromkeys(
+            [0] + sorted((i for i, p in enumerate(priors) if p), key=lambda i: -priors[i])[:_KEEP_DECLARED]
+            + [i for i, g in enumerate(finals) if g in built]))[:_MAX_SEQ_KEPT]
         tokens = self._token_scores("task", messages, said, full=full, keep=kept).logprobs
         final_totals, _ = scores_of(finals, tokens)
         # as many of each named kind as the words ask for ("all the apples": not one of them), in the
@@ -340,15 +339,14 @@ class ChoosingInterpreter:
         # and only the things of a kind in the room the words take them from count as it ("all the books in
         # Olga's bedroom": a book from the study is one too many)
         numbers = [n - s for n, s in zip(numbers, decompose.strays(finals, chosen))]
+        value = lambda i: final_totals[i] + self.count_weight * numbers[i] - _STATE_SAID * unsaid[i]
         enumerated = [i for i, g in enumerate(finals) if g not in built or g == best]
-        first = max(enumerated, key=lambda i: final_totals[i] + self.count_weight * numbers[i]
-                    - _STATE_SAID * unsaid[i] + declared_prior(finals[i]))
+        first = max(enumerated, key=lambda i: value(i) + priors[i])
         # the words are one of the world's own task sentences, every word of its template said: what the world
         # declares it means, the model choosing which things ("the milk is cold again": in the fridge and cold)
-        whole = [i for i, g in enumerate(finals) if declared_prior(g) >= _DECLARED and final_totals[i] > ninf]
+        whole = [i for i, p in enumerate(priors) if p >= _DECLARED and final_totals[i] > ninf]
         if whole:
-            return finals[max(whole, key=lambda i: final_totals[i] + self.count_weight * numbers[i]
-                              - _STATE_SAID * unsaid[i])]
+            return finals[max(whole, key=value)]
         if not built:
             return finals[first]
         among = [first] + [i for i, g in enumerate(finals) if g in built and i != first]
@@ -362,7 +360,7 @@ class ChoosingInterpreter:
         return finals[among[decompose.decide([tokens[i] for i in among], fit, self.end_weight, kind_weight,
                                              [numbers[i] for i in among], self.count_weight,
                                              [unsaid[i] for i in among], _STATE_SAID,
-                                             [declared_prior(finals[i]) for i in among])]]
+                                             [priors[i] for i in among])]]
 
     def _declared_goals(self, text: str, speaker: str, context: Context, focus: Sequence[str],
                         rel: dict[str, float]) -> dict[str, float]:

@@ -566,8 +566,7 @@ def declared_goals(language: Language, context: Context, names: Sequence[str], s
                 continue
             if "?" not in goal and not _news(goal, facts):
                 continue  # memory believes it holds: nothing asked
-            if all(_fits(p, a.split(), context) for _, p, a in _LITERAL.findall(goal)
-                   if "?" not in a and p not in _CONNECTIVES):
+            if all(_fits(p, a.split(), context) for _, p, a in _LITERAL.findall(goal) if "?" not in a):
                 out.setdefault(goal, set()).add(kind)
     return out
 
@@ -605,9 +604,6 @@ def _implied_choices(form: str, person: str | None, rooms: Sequence[str], facts:
     groups = [[n for n in of_type if any(len(a.args) == 2 and a.args[0] == n and room_of.get(a.args[1]) == r
                                          for a in facts.about(n))] for r in rooms]
     return [g for g in groups if g]
-
-
-_CONNECTIVES = frozenset({"and", "or", "not", "imply", "forall", "exists", "when"})
 
 
 def _believed(pattern: str, values: Mapping, facts: _FactView, context: Context) -> bool:
