@@ -471,6 +471,34 @@ def test_a_state_the_words_ask_for_joins_the_kind_relation():
     assert decompose.build(context, [pasta], {}, [], text)[0] == "(and (inside pasta_1 fridge_1) (cold pasta_1))"
 
 
+@pytest.mark.parametrize("text,noun,state,place,kept", [
+    ("Chill the pasta in the fridge.", "pasta", "(cold ?)", "fridge_1", True),  # putting it in chills it
+    ("Wash the jeans in the washer.", "pair of jeans", "(not (dirty ?))", "washer_1", False),  # the washer's run
+])
+def test_a_state_asked_for_keeps_the_place_whose_placing_brings_it_about(text, noun, state, place, kept):
+    """Where the model finds the state likelier than the place, the place stays asked for where the action
+    that takes a thing there also brings the state about (`put-in` of a container that chills), and not where
+    another action does (a washer's run)."""
+    from servicerobot.scenes.household import household_domain
+
+    entities = {"kitchen": {"type": "room", "noun": "kitchen"},
+                "fridge_1": {"type": "container", "noun": "fridge", "room": "kitchen"},
+                "washer_1": {"type": "washer", "noun": "washer", "room": "kitchen"},
+                "pasta_1": {"type": "food", "noun": "pasta"},
+                "jeans_1": {"type": "clothing", "noun": "pair of jeans"}, "robot": {"type": "robot", "noun": "robot"}}
+    facts = frozenset({Atom("chills", ("fridge_1",)), Atom("dirty", ("jeans_1",))})
+    context = Context(household_domain(), entities, facts, "robot")
+    rel = relevance(context, text, "Ana")
+    kind = next(k for k in decompose.kinds(context, text, rel) if k.noun == noun)
+    kind.keys = decompose.relation_keys(context, kind, [place], text)
+    assert f"(inside ? {place})" in kind.keys and state in kind.keys
+    kind.best, kind.also = state, []
+    decompose.placed_with_state(context, kind, text, {place})
+    assert (kind.best, kind.also) == ((f"(inside ? {place})", [state]) if kept else (state, []))
+    decompose.placed_with_state(context, kind, text, set())  # a place the words do not name
+    assert kind.best == (f"(inside ? {place})" if kept else state)
+
+
 def test_a_count_holds_with_the_things_already_there_and_one_relation_for_all():
     """"Both magazines on the shelf" where one is there already: moving the other one is both; one there and
     the other on the bookshelf is not."""

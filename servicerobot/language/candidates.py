@@ -27,8 +27,8 @@ from servicerobot.memory.triplets import Delta
 from servicerobot.pddl import Atom, Domain
 from servicerobot.pddl.model import effect_predicates
 
-__all__ = ["Signatures", "delta_candidates", "goal_candidates", "is_fixed", "merge", "never_reported", "relevance",
-           "signatures", "static_predicates", "synonyms_of", "words"]
+__all__ = ["Signatures", "delta_candidates", "goal_candidates", "is_fixed", "merge", "never_reported", "receivers",
+           "relevance", "signatures", "static_predicates", "synonyms_of", "words"]
 
 # Household words people use for a thing under another name (both sides are stems, see `_stem`); the kinds'
 # words of planning domains too ("rubbish" names Context Matters' `disposable` things, "dishes" `tableware`).
@@ -82,6 +82,29 @@ def words(text: str) -> list[str]:
         stem = _stem(raw)
         out.append(stem)
         out.extend(_SYNONYMS.get(stem, ()))
+    return out
+
+
+_GIVING = r"(?:bring|brings|fetch|get|getting|give|hand|pass|grab|take|deliver|carry)"
+_WANTING = r"(?:wants|needs|would like|'d like|is asking for|has been asking for|asked for|is looking for)"
+
+
+def receivers(context: Context, text: str, speaker: str, rel: Mapping[str, float]) -> set[str]:
+    """The people the words name as the ones a thing goes to: "bring it to me", "hand Chloe the mug", "take the
+    book to Hiro", "give me", "the yogurt is for Hiro", and "Ana wants her notebook" where the words name no place to put it (`rel`,
+    from `relevance`: no fixture or room named by its noun)."""
+    low = text.lower().replace("\u2019", "'")
+    me = (speaker or "").strip().lower()
+    places = any(r >= 2.0 and is_fixed(context, n) for n, r in rel.items())
+    out = set()
+    for name, info in context.entities.items():
+        if info.get("type") != "person":
+            continue
+        words_for = [re.escape(str(info.get("name") or name).lower())] + (["me"] if name.lower() == me else [])
+        for w in words_for:
+            if re.search(rf"\bto {w}\b|\b{_GIVING} {w}\b|\b(?:is|are|'s) for {w}\b", low) or (
+                    w != "me" and not places and re.search(rf"\b{w} {_WANTING}\b", low)):
+                out.add(name)
     return out
 
 

@@ -40,6 +40,7 @@ from servicerobot.language.candidates import (
     delta_candidates,
     goal_candidates,
     merge,
+    receivers,
     relevance,
     signatures,
 )
@@ -86,6 +87,9 @@ _MAX_SEQ_KEPT = 48  # answers of a beam call scored to their end whatever the be
 _END_WEIGHT = 2.0
 _KIND_WEIGHT = 4.0
 _STATE_SAID = 2.0  # nats a kind's relation or state gains where the words say its predicate ("clean the mop")
+# nats a whole answer loses per state the words ask of its things that it leaves out ("chill the bread in the
+# fridge": in the fridge, not cold), as much as a wrong count (the model puts "... and cold" 7-8 nats lower)
+_UNSAID = 8.0
 _COUNT_WEIGHT = 8.0  # ... and of naming as many of a named kind as the words ask for (`decompose.counted`)
 # where the words name no movable kind ("set the table for two"), what is moved comes from the model's yes alone, and
 # the words of each further kind cost more than its yes brings: the kinds weigh three times as much (dev sets: the 36
@@ -248,6 +252,11 @@ class ChoosingInterpreter:
         # nor is a fixture named less strongly than another of its noun ("the bookshelf in the living room")
         held |= decompose.outnamed(context, rel) - moved
         options = [g for g in options if not _into(g, held, context)] or options
+        # the people the words say a thing goes to ("bring the remote over to me", "take the book to Hiro"):
+        # an answer that gives nothing to one of them is no reading of the words (the model finds "the remote
+        # is on the sofa" 15 nats likelier than "Chloe has the remote", whose end it expects later)
+        to = receivers(context, text, speaker, rel)
+        options = [g for g in options if to <= set(_args(g))] or options
         names = sorted(set(view[1]) | set(places) | {n for k in chosen for n in k.names}) if chosen else view[1]
         say = Verbalizer(context.entities, names, context.domain, rooms=named_rooms, facts=context.facts)
         messages = english_messages("task", text, speaker, (view[0], names), say)
@@ -292,6 +301,8 @@ class ChoosingInterpreter:
                     for (k, key, _), t in zip(asked, tokens[len(options):]) if k is kind]
             kind.best = max(mine)[1] if mine else None
             kind.also = decompose.said_states(kind, text)
+            # "chill it in the fridge": in the fridge and cold; "wash it and bring it to me": clean and mine
+            decompose.placed_with_state(context, kind, text, {n for n in places if rel.get(n, 0.0) >= 2.0}, to)
         chosen = [k for k in chosen if k.best is not None]
         joined: list[str] = []
         if self.joins:
@@ -312,8 +323,13 @@ class ChoosingInterpreter:
         by_words = {render(g): v for g, v in declared.items()}  # the same sentence is the same answer
         finals = _distinct([best] + built + joined + [g for g in declared if not refused or g not in refused],
                            render)  # a built goal said as a joined one is built
-        # nothing goes back to where the words take it from ("all the books in Olga's bedroom go there")
+        if to <= set(_args(best)):  # (where no single answer gives them anything, none is left out)
+            finals = [g for g in finals if to <= set(_args(g))]
+        # nothing goes back to where the words take it from ("all the books in Olga's bedroom go there"), and a
+        # fixture named as a place gets no state the words do not ask of it ("chill the bread in the fridge":
+        # the model likes the fridge closed after, by 7 nats)
         back = decompose.sent_back(finals, chosen, context, from_rooms)
+        back = [b or s for b, s in zip(back, decompose.states_of_places(finals, found, text))]
         kept_finals = [g for g, b in zip(finals, back) if g in built or not b]
         if any(g not in built for g in kept_finals):
             finals = kept_finals
@@ -339,7 +355,7 @@ class ChoosingInterpreter:
         # and only the things of a kind in the room the words take them from count as it ("all the books in
         # Olga's bedroom": a book from the study is one too many)
         numbers = [n - s for n, s in zip(numbers, decompose.strays(finals, chosen))]
-        value = lambda i: final_totals[i] + self.count_weight * numbers[i] - _STATE_SAID * unsaid[i]
+        value = lambda i: final_totals[i] + self.count_weight * numbers[i] - _UNSAID * unsaid[i]
         enumerated = [i for i, g in enumerate(finals) if g not in built or g == best]
         first = max(enumerated, key=lambda i: value(i) + priors[i])
         # the words are one of the world's own task sentences, every word of its template said: what the world
@@ -359,7 +375,7 @@ class ChoosingInterpreter:
         kind_weight = self.kind_weight if decompose.names_movable(found) else self.kind_weight_unnamed
         return finals[among[decompose.decide([tokens[i] for i in among], fit, self.end_weight, kind_weight,
                                              [numbers[i] for i in among], self.count_weight,
-                                             [unsaid[i] for i in among], _STATE_SAID,
+                                             [unsaid[i] for i in among], _UNSAID,
                                              [priors[i] for i in among])]]
 
     def _declared_goals(self, text: str, speaker: str, context: Context, focus: Sequence[str],

@@ -42,7 +42,8 @@ from servicerobot.language.compact import load_turns
 from servicerobot.language.interpreter import Context
 from servicerobot.language.verbalize import head_noun
 from servicerobot.memory.catalogue import entity_phrase, room_names
-from servicerobot.pddl import Atom
+from servicerobot.pddl import Atom, Domain
+from servicerobot.pddl.model import AddEffect, effect_predicates
 from servicerobot.pddl.sexpr import parse_sexpr
 
 __all__ = [
@@ -66,8 +67,10 @@ __all__ = [
     "quantity",
     "relation_keys",
     "rooms_of",
+    "placed_with_state",
     "said_states",
     "sent_back",
+    "states_of_places",
     "sources",
     "state_said",
     "strays",
@@ -112,7 +115,7 @@ class Kind:
     best: str | None = None  # the chosen key
     also: list[str] = field(default_factory=list)  # states the words ask of it beside `best` ("chill it in the fridge")
     here: dict[str, list[str]] = field(default_factory=dict)  # key -> of "all" its things, those in the rooms (none: [])
-    # the words take them from (`pick`)
+    # the words take them from, or those the words tell apart from the rest ("my purple jeans") (`pick`)
 
     def label(self) -> str:
         """The kind as the kinds prompt says it: "forks", "the kitchen"."""
@@ -595,6 +598,35 @@ def said_states(kind: Kind, text: str) -> list[str]:
     return [k for k in kind.keys if _one_thing(k) and _predicate_of(k) != chosen and state_said(k, text, kind.noun)]
 
 
+def placed_with_state(context: Context, kind: Kind, text: str, named: set[str], to: set[str] = frozenset()) -> None:
+    """"Chill the pasta in the fridge": where a kind's likeliest answer is a state the words ask for, and the
+    action that takes a thing to a place the words name (`named`) brings that state about too (`put-in` of a
+    container that chills), the answer is the place and the state both: the place becomes the kind's answer,
+    the state one of its `also`. A state some other action brings about ("wash the jeans in the washer": the
+    washer's run) leaves the place out. A person the words give it to (`to`: "wash my sweater and give it back
+    to me") is asked for beside any state."""
+    if kind.best is None or not _one_thing(kind.best) or not state_said(kind.best, text, kind.noun):
+        return
+    state = _predicate_of(kind.best)
+    for key in kind.keys:
+        parts = key.strip("()").split()
+        if key.startswith("(not ") or len(parts) != 3 or parts[2] not in named | set(to):
+            continue
+        if parts[2] in to or state in _brought_with(context.domain, parts[0]):
+            kind.also = [kind.best, *(k for k in kind.also if k != kind.best)]
+            kind.best = key
+            return
+
+
+def _brought_with(domain: Domain, relation: str) -> frozenset[str]:
+    """The predicates the actions that add `relation` may change too (through `when` and `forall`)."""
+    out: set[str] = set()
+    for action in domain.actions.values():
+        if any(isinstance(e, AddEffect) and e.atom.predicate == relation for e in action.effects):
+            out |= effect_predicates(action.effects) - {relation}
+    return frozenset(out)
+
+
 def reported_states(text: str, context: Context, atom: Atom) -> bool:
     """Whether a report's words say the one-thing state `atom` changes, either way: its predicate's words or
     their opposites ("it needs washing": `dirty`; "the light is on now": `light-on`), not the thing's own noun
@@ -662,6 +694,22 @@ def sent_back(goals: Sequence[str], chosen: Sequence[Kind], context: Context, ro
     return [back(goal) for goal in goals] if away_of else [False] * len(goals)
 
 
+_UNARY = re.compile(r"\((not \()?([\w-]+) ([\w-]+)\)")
+
+
+def states_of_places(goals: Sequence[str], found: Sequence[Kind], text: str) -> list[bool]:
+    """Per goal, whether it asks a state of a fixture the words name only as a place, a state they do not say
+    ("put the bread in the fridge so it gets cold": no answer that also closes the fridge; "... and close the
+    fridge" says it)."""
+    places = {n: k.noun for k in found if k.place and not k.named for n in k.names}
+    out = []
+    for goal in goals:
+        asked = [(f"(not ({pred} ?))" if negated else f"({pred} ?)", places[thing])
+                 for negated, pred, thing in _UNARY.findall(goal) if thing in places]
+        out.append(any(not state_said(key, text, noun) for key, noun in asked))
+    return out
+
+
 def pick(context: Context, kind: Kind, key: str, literals: Sequence[str], rel: Mapping[str, float],
          where: Mapping[str, str], rooms: Sequence[str], text: str = "") -> list[str]:
     """The literals of the things asked for: those in the rooms the words name (unless the goal takes them
@@ -679,7 +727,16 @@ def pick(context: Context, kind: Kind, key: str, literals: Sequence[str], rel: M
         elif source and text and _said_in(context, kind, source, text):  # "all the books in Felix's bedroom",
             kind.here[key] = []  # and memory has no magazine there: no magazine is asked for
             return []
-        return here or order
+        if here:
+            return here
+        # the things the words tell apart from the rest of the kind ("my purple jeans", "the dirty dishes"):
+        # those, however many
+        top = max((rel.get(n, 0.0) for n in kind.names), default=0.0)
+        told = [lit for lit in order if rel.get(thing(lit), 0.0) >= top]
+        if told and top > min(rel.get(n, 0.0) for n in kind.names):
+            kind.here[key] = [thing(lit) for lit in told]  # counted as "all" of them, the others strays
+            return told
+        return order
     return (here + [lit for lit in order if lit not in here])[:kind.count]  # "three books": any three
 
 
