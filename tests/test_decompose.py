@@ -558,7 +558,8 @@ def test_a_kind_counted_in_pairs_is_named_and_counted_by_what_is_paired(text, co
 
 
 @pytest.mark.parametrize("text,unnamed", [("Set the table for two people.", True),
-                                          ("Put the plates on the dining table.", False)])
+                                          ("Put the plates on the dining table.", False),
+                                          ("Switch off every light in the house.", False)])  # a fixture changed
 def test_the_kinds_answers_weigh_more_where_the_words_name_nothing_to_move(monkeypatch, text, unnamed):
     weights = []
     real = decompose.decide

@@ -372,7 +372,7 @@ class ChoosingInterpreter:
                                   counted=[numbers[i] for i in among], unsaid=[unsaid[i] for i in among],
                                   said=[said[i] for i in among],
                                   goals=[finals[i] for i in among])
-        kind_weight = self.kind_weight if decompose.names_movable(found) else self.kind_weight_unnamed
+        kind_weight = self.kind_weight if decompose.names_changed(found) else self.kind_weight_unnamed
         return finals[among[decompose.decide([tokens[i] for i in among], fit, self.end_weight, kind_weight,
                                              [numbers[i] for i in among], self.count_weight,
                                              [unsaid[i] for i in among], _UNSAID,

@@ -60,7 +60,7 @@ __all__ = [
     "holds",
     "involved",
     "kinds",
-    "names_movable",
+    "names_changed",
     "outnamed",
     "pick",
     "placed_with_state",
@@ -386,7 +386,7 @@ def ask_kinds(score: Callable[[list, list[str]], list[list[float]]], text: str, 
     # the median kind's odds are the model's yes to a kind it has no reason for (its bias on this prompt);
     # never more than even odds
     bias = min(0.0, sorted(odds)[(len(odds) - 1) // 2]) + _MARGIN
-    if names_movable(found):
+    if names_changed(found):
         # a request that names the things it moves or changes ("put the apples in the fridge") involves others
         # less often than one that names none
         bias += _NAMED_SHIFT
@@ -401,9 +401,10 @@ def ask_kinds(score: Callable[[list, list[str]], list[list[float]]], text: str, 
         kind.p_yes = 1.0 / (1.0 + math.exp(bias - o))
 
 
-def names_movable(found: Sequence[Kind]) -> bool:
-    """Whether the words name a movable kind ("put the apples in the fridge"; not "set the table")."""
-    return any(k.named and not k.fixed for k in found)
+def names_changed(found: Sequence[Kind]) -> bool:
+    """Whether the words name a kind they move or change: a movable one ("put the apples in the fridge") or a
+    fixture as the object ("switch off every light"); not one named only as a place ("set the table")."""
+    return any(k.named for k in found)
 
 
 def _gap(found: Sequence[Kind], odds: Sequence[float], bias: float) -> float:
