@@ -921,3 +921,62 @@ def test_a_kind_with_none_in_the_named_room_is_not_asked_for_and_its_things_are_
     for named, words in (([], said), (rooms, "Put the magazines on the counter, then tidy Olga's bedroom.")):
         assert decompose.pick(context, decompose.Kind("magazine", ["magazine_1"], named=True), "(on ? counter_1)",
                               ["(on magazine_1 counter_1)"], {}, where, named, words) == ["(on magazine_1 counter_1)"]
+
+
+@pytest.mark.parametrize("key,text,said", [
+    ("(closed ?)", "Turn the kitchen tap off and close the fridge.", True),  # "close" says `closed`
+    ("(not (closed ?))", "Close the fridge.", False),
+    ("(not (closed ?))", "Open the fridge, please.", True),
+])
+def test_a_verb_form_says_the_state_its_participle_names(key, text, said):
+    assert decompose.state_said(key, text, "fridge") is said
+
+
+def _two_sinks_and_lights() -> Context:
+    context = _house()
+    entities = dict(context.entities)
+    entities["bath"] = {"type": "room", "noun": "bathroom"}
+    entities["sink_1"] = {"type": "sink", "noun": "kitchen sink", "room": "kitchen"}
+    entities["sink_2"] = {"type": "sink", "noun": "bathroom sink", "room": "bathroom"}
+    entities["light_3"] = {"type": "light", "noun": "light", "room": "bathroom"}
+    return Context(context.domain, entities, context.facts, context.robot)
+
+
+def test_a_word_for_fixtures_names_those_the_words_tell_apart():
+    """"The kitchen tap" is the kitchen sink's, not the bathroom's; "the taps" are both."""
+    context = _two_sinks_and_lights()
+    for text, named in (("Turn the kitchen tap off.", {"kitchen sink"}),
+                        ("Turn the taps off.", {"kitchen sink", "bathroom sink"})):
+        found = decompose.kinds(context, text, relevance(context, text, "Ana"))
+        assert {k.noun for k in found if k.named and "sink" in k.noun} == named
+
+
+def test_fixtures_told_apart_by_their_rooms_are_counted_and_no_forall_is_as_many():
+    context = _two_sinks_and_lights()
+    text = "The bathroom light and the kitchen light should be on."
+    lights = next(k for k in decompose.kinds(context, text, relevance(context, text, "Ana")) if k.noun == "light")
+    assert lights.count == 2
+    goals = ["(forall (?l - light) (light-on ?l))", "(and (light-on light_1) (light-on light_3))"]
+    assert decompose.counted(goals, [lights], context) == [-1, 0]
+
+
+def test_of_all_of_a_kind_those_the_words_tell_apart_are_asked_for_and_the_rest_are_strays():
+    """"Wash my purple jeans": of the two pairs, Sami's purple one (the words name it more strongly), however
+    many such there are; with no such words, every one."""
+    context = _house()
+    jeans = decompose.Kind("pair of jeans", ["jeans_1", "jeans_2"], named=True, count=None)
+    literals = ["(not (dirty jeans_1))", "(not (dirty jeans_2))"]
+    told = decompose.pick(context, jeans, "(not (dirty ?))", literals, {"jeans_1": 2.0, "jeans_2": 4.0}, {}, [])
+    assert told == ["(not (dirty jeans_2))"] and jeans.here["(not (dirty ?))"] == ["jeans_2"]
+    jeans.best = "(not (dirty ?))"
+    assert decompose.strays(["(and (not (dirty jeans_1)) (not (dirty jeans_2)))"], [jeans]) == [1]
+    alike = decompose.Kind("pair of jeans", ["jeans_1", "jeans_2"], named=True, count=None)
+    assert decompose.pick(context, alike, "(not (dirty ?))", literals, {"jeans_1": 2.0, "jeans_2": 2.0}, {}, []) \
+        == literals
+
+
+def test_a_fixture_named_as_a_place_is_asked_no_state_the_words_do_not_say():
+    fridge = decompose.Kind("fridge", ["fridge_1"], fixed=True, place=True)
+    goals = ["(and (inside bread_1 fridge_1) (closed fridge_1))", "(and (inside bread_1 fridge_1) (cold bread_1))"]
+    assert decompose.states_of_places(goals, [fridge], "Chill the bread in the fridge.") == [True, False]
+    assert decompose.states_of_places(goals, [fridge], "Put the bread in the fridge and close it.") == [False, False]

@@ -257,6 +257,7 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
             return False
         return not described or any(Atom(p, (n,)) in context.facts for p in described for n in names)
 
+    by_synonym: list[tuple[float, Kind]] = []  # fixtures named by another word for them, how strongly
     for kind in out.values():
         head = _naming_head(kind.noun)
         whole = wholes[kind.noun]
@@ -285,6 +286,7 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
                     others = synonyms_of(s)
                     if s not in noun_words and head in others and changeable.get(typ, set()) & {s, *others}:
                         kind.named, hits = True, [i]
+                        by_synonym.append((strongest, kind))
                         break
             kind.place = bool(hits) and not kind.named
             # "using the washing machine": a tool, no place a thing goes
@@ -293,9 +295,15 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
             kind.named = bool(hits) or by_word and strongest > 0 and strongest >= best - 0.25 or \
                 by_type_word(typ, kind.names)
         kind.position = hits[0] if hits else (500 if kind.named else 10_000)
-        marks = frozenset(_stem(w) for n in kind.names for key in ("colour", "mark", "material", "owner")
+        # the words that tell its things apart ("the white towel"; a fixture's room: "the bathroom light")
+        keys = ("colour", "mark", "material", "owner") + (("room",) if kind.fixed else ())
+        marks = frozenset(_stem(w) for n in kind.names for key in keys
                           for w in re.findall(r"[a-z]+", str(context.entities[n].get(key) or "").lower()))
         kind.count = quantity(text, kind.noun, marks) if hits else quantity(text, "\x00")
+    # ... but where the words tell some of them apart ("the kitchen tap"), those alone
+    for strength, kind in by_synonym:
+        if strength < max(s for s, _ in by_synonym):
+            kind.named, kind.place, kind.position = False, False, 10_000
     _name_contents(context, stems, list(out.values()))
     return sorted(out.values(), key=lambda k: (k.position, k.noun))
 
@@ -583,13 +591,23 @@ def state_said(key: str, text: str, noun: str = "") -> bool:
             i and said[i - 1] in _PHRASE_WORDS and after is not None and after not in _PHRASE_WORDS | _OBJECTS)
     def says(w: str, wanted: set[str]) -> bool:  # a word for the thing itself ("tap" of a sink) says no state of it
         others = set(synonyms_of(_stem(w)))
-        return not others & own and (_stem(w) in wanted or w in wanted or bool(wanted & others))
+        return not others & own and (_stem(w) in wanted or w in wanted or bool(wanted & others)
+                                     or _base(w) in {_base(x) for x in wanted})  # "close" says `closed`
 
     # "make sure no lights are left on": a state said under a negation asks for its opposite
     negated = lambda i: bool(_NEGATIONS & set(said[max(0, i - _NEGATION_REACH):i]))
     positive = not key.startswith("(not ")
     return any(request(i) and (says(w, plain) and negated(i) != positive or
                                says(w, opposite) and negated(i) == positive) for i, w in enumerate(said))
+
+
+def _base(word: str) -> str:
+    """A verb's form without its ending ("closed", "closing", "close" -> "clos"; "opened" -> "open")."""
+    for ending in ("ing", "ed"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            word = word[:-len(ending)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 def said_states(kind: Kind, text: str) -> list[str]:
@@ -910,6 +928,9 @@ def counted(goals: Sequence[str], found: Sequence[Kind], context: Context | None
         for i, (own, total) in enumerate(numbers):
             if own and not quantified[i] and wanted not in (own, total):
                 out[i] -= 1
+            elif quantified[i] and kind.count is not None and context is not None and \
+                    len(set(kind.names) & _quantified(goals[i], context)) > kind.count:
+                out[i] -= 1  # "the bathroom light and the kitchen light": not every light
     return out
 
 
