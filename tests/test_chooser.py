@@ -396,6 +396,18 @@ def test_a_request_said_in_the_worlds_own_words_takes_its_declared_meaning(place
         "I want the new yogurt chilled.", "Hiro", context) == "(cold yogurt_2)"
 
 
+def test_a_template_said_of_two_named_things_is_no_one_declared_goal(place):
+    """"Put the apple and the cheese on the counter" says every word of a `put` template, but one thing each:
+    the answer about both stands."""
+    from servicerobot.envs.household.language import LANGUAGE
+
+    item = _item("t01")
+    both = "Done when: the grey apple and the cheese are on the counter"
+    chooser = ChoosingInterpreter(Prefers(both, "Done when: the cheese is on the counter"), language=LANGUAGE)
+    assert chooser.interpret_task("Could you put the apple and the cheese on the counter?", "Ana",
+                                  place.context(item)) == "(and (on apple_1 counter_1) (on cheese_1 counter_1))"
+
+
 def test_a_state_the_report_says_is_news_of_that_state():
     """"It needs washing" says `dirty` (washing is its opposite); "on" says `light-on` only where no place
     follows it."""

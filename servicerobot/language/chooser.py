@@ -360,7 +360,8 @@ class ChoosingInterpreter:
         first = max(enumerated, key=lambda i: value(i) + priors[i])
         # the words are one of the world's own task sentences, every word of its template said: what the world
         # declares it means, the model choosing which things ("the milk is cold again": in the fridge and cold)
-        whole = [i for i, p in enumerate(priors) if p >= _DECLARED and final_totals[i] > ninf]
+        # (and about every kind the words name: "put the apple and the cheese on the counter" is no one `put`)
+        whole = [i for i, p in enumerate(priors) if p >= _DECLARED and final_totals[i] > ninf and not missed(finals[i])]
         if whole:
             return finals[max(whole, key=value)]
         if not built:
