@@ -93,6 +93,8 @@ def test_me_as_the_receiver_names_the_speaker(place):
     ("Ana wants her black notebook on the coffee table.", "Chloe", set()),  # a place: Ana is the owner
     ("Store the bread in the fridge for me.", "Ana", set()),
     ("The new yogurt is for Hiro.", "Ana", {"hiro"}),
+    ("Get Ana's orange socks clean and dry.", "Chloe", set()),
+    ("Take the towels to Hiro's room.", "Chloe", set()),
     ("Put Hiro's red headphones on his nightstand.", "Ana", set()),
 ])
 def test_receivers_are_the_people_a_thing_goes_to(place, text, speaker, wanted):

@@ -102,7 +102,8 @@ def receivers(context: Context, text: str, speaker: str, rel: Mapping[str, float
             continue
         words_for = [re.escape(str(info.get("name") or name).lower())] + (["me"] if name.lower() == me else [])
         for w in words_for:
-            if re.search(rf"\bto {w}\b|\b{_GIVING} {w}\b|\b(?:is|are|'s) for {w}\b", low) or (
+            # (not a possessive: "get Ana's socks clean", "to Hiro's room")
+            if re.search(rf"(?:\bto {w}|\b{_GIVING} {w}|\b(?:is|are|'s) for {w})\b(?!'s)", low) or (
                     w != "me" and not places and re.search(rf"\b{w} {_WANTING}\b", low)):
                 out.add(name)
     return out
