@@ -63,6 +63,15 @@ class Scores(Prefers):
         return Scored([[self.scores.get(a, -20.0)] for a in answers], prompt_tokens=10, candidate_tokens=len(answers))
 
 
+@pytest.mark.parametrize("text,kind", [("Both magazines belong on the storage shelf.", "task"),
+                                       ("The teal mug shouldn't stay dirty.", "task"),
+                                       ("The magazines are on the storage shelf.", "update")])
+def test_words_for_how_things_should_be_tip_a_close_call_to_a_task(text, kind):
+    update = json.dumps({"kind": "update"})
+    chooser = ChoosingInterpreter(Scores({update: -0.5, json.dumps({"kind": "task"}): -1.0}))
+    assert chooser.classify(text, "Hiro") == kind
+
+
 def test_words_stem_and_add_synonyms():
     assert words("Hiro's dishes")[:5] == ["hiro", "dish", "plate", "bowl", "dish"]
     assert "tableware" in words("the dishes") and "disposable" in words("the rubbish")  # domains' kinds
