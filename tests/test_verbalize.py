@@ -42,8 +42,10 @@ def say():
      "the red notebook and Ana's black notebook are on the bookshelf"),
     ("(and (forall (?l - light) (not (light-on ?l))) (forall (?s - sink) (not (faucet-on ?s))))",
      "every light is off and every tap is off"),
-    ("(and (held-by jeans_2 ana) (not (wet jeans_2)))", ("Ana has Sami's purple pair of jeans and Sami's purple "
-                                                        "pair of jeans is dry")),
+    # the states of a thing someone is to have said after it, other parts first
+    ("(and (held-by jeans_2 ana) (not (wet jeans_2)))", "Ana has Sami's purple pair of jeans, dry"),
+    ("(and (held-by jeans_2 ana) (not (dirty jeans_2)) (not (wet jeans_2)) (on notebook_2 shelf_1))",
+     "the red notebook is on the bookshelf and Ana has Sami's purple pair of jeans, clean and dry"),
 ])
 def test_goals_are_said_as_people_say_them(say, goal, text):
     assert say.goal(goal) == text

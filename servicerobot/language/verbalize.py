@@ -213,6 +213,9 @@ class Verbalizer:
         """Literals joined with "and": a shared subject said once ("the bread is in the fridge and cold"), and
         the things that share a predicate and object said together, alike ones counted ("both plates, the
         fork and the glass are on the table; the shirt and the towel are clean")."""
+        given = self._given_with_states(parts) if len(parts) > 1 else None
+        if given:
+            return (self.conjunction(given[1]) + " and " if given[1] else "") + given[0]  # the states said last
         marked = [self._say(parse_sexpr(p), lambda n: f"\x00{n}\x00") for p in parts]
         split = [re.fullmatch(r"\x00([^\x00]+)\x00 (.*)", m) for m in marked]
         if len(parts) > 1 and all(split) and len({m.group(1) for m in split}) == 1:
@@ -290,15 +293,41 @@ class Verbalizer:
     def _unmark(self, text: str) -> str:
         return re.sub(r"\x00([^\x00]+)\x00", lambda m: self.name(m.group(1)), text)
 
-    def _literal(self, predicate: str, args: list[str], value: bool, name) -> str:
-        key = (predicate, len(args))
+    def _templates(self, predicate: str, arity: int) -> tuple[str, str]:
+        key = (predicate, arity)
         if key not in self._phrases:
             decl = getattr(self.domain, "predicates", {}).get(predicate)
-            params = [t for _, t in decl.params] if decl is not None and len(decl.params) == len(args) \
-                else [None] * len(args)
+            params = [t for _, t in decl.params] if decl is not None and len(decl.params) == arity \
+                else [None] * arity
             self._phrases[key] = predicate_phrase(predicate, params, self.domain)
-        pos, neg = self._phrases[key]
+        return self._phrases[key]
+
+    def _literal(self, predicate: str, args: list[str], value: bool, name) -> str:
+        pos, neg = self._templates(predicate, len(args))
         return (pos if value else neg).format(*[name(a) for a in args])
+
+    def _given_with_states(self, parts: Sequence[str]) -> tuple[str, list[str]] | None:
+        """"Sami has the purple jeans, clean and dry": a relation said with its thing last ("{1} has {0}") and
+        the states asked of that thing, said after it; with the parts left. None where there is no such pair."""
+        parsed = [parse_sexpr(p) for p in parts]
+        subject = {}  # part -> the thing a one-thing literal is about
+        for i, e in enumerate(parsed):
+            atom = e[1] if e and str(e[0]) == "not" and isinstance(e[1], list) else e
+            if isinstance(atom, list) and len(atom) == 2 and isinstance(atom[1], str):
+                subject[i] = str(atom[1])
+        for i, e in enumerate(parsed):
+            if not (isinstance(e, list) and len(e) == 3 and all(isinstance(x, str) for x in e)):
+                continue
+            thing, states = str(e[1]), [j for j, t in subject.items() if t == str(e[1])]
+            if not states or self._templates(str(e[0]), 2)[0] != "{1} has {0}":
+                continue
+            own = self.name(thing) + " "
+            said = [self._say(parsed[j], self.name) for j in states]
+            if not all(x.startswith(own + "is ") for x in said):
+                continue
+            clause = f"{self._say(e, self.name)}, {_join([x[len(own) + 3:] for x in said])}"
+            return clause, [p for k, p in enumerate(parts) if k != i and k not in states]
+        return None
 
     def _say(self, expr, name) -> str:
         if isinstance(expr, str):
