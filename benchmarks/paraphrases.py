@@ -37,8 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=MODES, default="choose",
                         help="how the local model answers: choose among enumerated candidates, or generate")
     parser.add_argument("--rows", help="write every answer to this JSON file")
+    parser.add_argument("--set", dest="path", default=None,
+                        help="another set in the same format (e.g. benchmarks/data/requests_round4.json)")
     args = parser.parse_args(argv)
-    everything = load_paraphrases()
+    everything = load_paraphrases(args.path)
     updates = [i for i in everything if i.kind == "update"]
     tasks = [i for i in everything if i.kind == "task"]
     # alternate the kinds, so that a run stopped early still covers both
@@ -47,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.items is not None and args.items < 1:
             parser.error(f"--items must be at least 1, got {args.items}")
         items = items[:4 if args.quick else args.items]
-    place = setting()
-    out: dict = {"benchmark": "paraphrases", "items": len(items)}
+    place = setting(args.path)
+    out: dict = {"benchmark": "paraphrases", "set": args.path or "paraphrases.json", "items": len(items)}
     rows: dict = {}
     with ExitStack() as stack:
         interpreters = {"rules": RuleInterpreter()}

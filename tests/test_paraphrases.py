@@ -118,3 +118,29 @@ def test_a_goal_contradicting_the_true_one_is_wrong_not_an_error(place):
     scorer = GoalScorer(place.env.unwrapped.world, check_solvable=False)
     verdict = scorer.score("(not (cold yogurt_1))", "(and (inside yogurt_1 fridge_1) (cold yogurt_1))")
     assert verdict["parseable"] and not verdict["correct"]  # a small model's answer once crashed the scorer
+
+
+ROUND4 = "benchmarks/data/requests_round4.json"
+
+
+def test_another_set_in_the_format_loads_with_its_world_and_its_goals_are_news():
+    from pathlib import Path
+
+    path = str(Path(__file__).resolve().parents[1] / ROUND4)
+    items, place = load_paraphrases(path), setting(path)
+    assert len(items) == 28 and {i.kind for i in items} == {"task"}
+    world = place.env.unwrapped.world
+    for item in items:
+        assert not world.interpreter.compile_goal(item.goal).holds(world.state.atoms), item.id
+    templates = [_template_regex(t) for ts in TASK_TEMPLATES.values() for t in ts]
+    said = {i.id for i in items if any(t.fullmatch(i.text) for t in templates)}
+    # two are worded as templates: "I'd like the blue notebook, please", and "Could you put the apple and the
+    # cheese on the counter?", a template said of two things
+    assert said == {"p05", "p24"}
+
+
+def test_a_file_of_another_format_is_refused_with_the_reason(tmp_path):
+    bad = tmp_path / "set.json"
+    bad.write_text('{"format": "something-else", "items": []}')
+    with pytest.raises(ValueError, match="servicerobot-paraphrases/1"):
+        load_paraphrases(str(bad))

@@ -45,18 +45,23 @@ class ParaphraseItem:
 
 
 @cache
-def _document() -> dict:
-    text = resources.files("servicerobot.language").joinpath("paraphrases.json").read_text("utf-8")
+def _document(path: str | None = None) -> dict:
+    """The set shipped with the package, or another one in its format (`path`: a JSON file)."""
+    if path is None:
+        text = resources.files("servicerobot.language").joinpath("paraphrases.json").read_text("utf-8")
+    else:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
     doc = json.loads(text)
     if doc.get("format") != _FORMAT:
-        raise ValueError(f"paraphrases.json is not a {_FORMAT} file")
+        raise ValueError(f"{path or 'paraphrases.json'} is not a {_FORMAT} file (its \"format\" must say so)")
     return doc
 
 
-def load_paraphrases() -> list[ParaphraseItem]:
-    """Every item of the set, updates first."""
+def load_paraphrases(path: str | None = None) -> list[ParaphraseItem]:
+    """Every item of the set (`path`: another set in the same format), in the file's order."""
     items = []
-    for raw in _document()["items"]:
+    for raw in _document(path)["items"]:
         delta = Delta.from_json(raw["delta"]) if raw["kind"] == "update" else None
         items.append(ParaphraseItem(raw["id"], raw["speaker"], raw["text"], raw["kind"], delta, raw.get("goal")))
     return items
@@ -77,15 +82,16 @@ class ParaphraseSetting:
         return Context(kg.domain, kg.entities, frozenset(facts), kg.robot)
 
 
-def setting() -> ParaphraseSetting:
-    """The small house, seed 0 (as the set was written for), and the robot's prior memory of it."""
+def setting(path: str | None = None) -> ParaphraseSetting:
+    """The world the set was written for (the shipped one: the small house, seed 0), and the robot's prior
+    memory of it."""
     import gymnasium as gym
 
     import servicerobot  # noqa: F401  (registers the ids)
     from servicerobot.envs.observation import decode
     from servicerobot.memory.graph import KnowledgeGraph
 
-    world = _document()["world"]
+    world = _document(path)["world"]
     env = gym.make(world["env"], size=world["size"], n_tasks=2, update_mode="verbal")
     obs, _ = env.reset(seed=world["seed"])
     kg = KnowledgeGraph.from_prior(env.unwrapped.world.domain, decode(obs).prior, "robot")
