@@ -419,6 +419,14 @@ def test_a_template_said_of_two_named_things_is_no_one_declared_goal(place):
                                   place.context(item)) == "(and (on apple_1 counter_1) (on cheese_1 counter_1))"
 
 
+def test_a_report_is_no_news_of_a_thing_the_words_do_not_name(place):
+    """"The kitchen tap is on": the model found the kitchen's light likelier; the words name no light."""
+    item = _item("u43")
+    model = Scores({"Now: the light in the kitchen is on": -1.0, "Now: the kitchen sink is running": -3.5})
+    delta = ChoosingInterpreter(model).interpret_update(item.text, item.speaker, place.context(item))
+    assert delta == item.delta
+
+
 def test_a_state_the_report_says_is_news_of_that_state():
     """"It needs washing" says `dirty` (washing is its opposite); "on" says `light-on` only where no place
     follows it."""
