@@ -402,6 +402,9 @@ def test_a_request_said_in_the_worlds_own_words_takes_its_declared_meaning(place
     assert ChoosingInterpreter(Prefers(cold), language=LANGUAGE).interpret_task(text, "Hiro", context) == \
         "(and (inside yogurt_2 fridge_1) (cold yogurt_2))"
     assert ChoosingInterpreter(Prefers(cold)).interpret_task(text, "Hiro", context) == "(cold yogurt_2)"
+    # "the yogurt" of two: still the kind's meaning, the goal memory does not hold yet (the new one's)
+    assert ChoosingInterpreter(Prefers("Done when: the yogurt is cold"), language=LANGUAGE).interpret_task(
+        "Make sure the yogurt is cold again.", "Hiro", context) == "(and (inside yogurt_2 fridge_1) (cold yogurt_2))"
     # worded otherwise, the model's reading stays
     assert ChoosingInterpreter(Prefers(cold), language=LANGUAGE).interpret_task(
         "I want the new yogurt chilled.", "Hiro", context) == "(cold yogurt_2)"

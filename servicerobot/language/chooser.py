@@ -368,8 +368,13 @@ class ChoosingInterpreter:
         first = max(enumerated, key=lambda i: value(i) + priors[i])
         # the words are one of the world's own task sentences, every word of its template said: what the world
         # declares it means, the model choosing which things ("the milk is cold again": in the fridge and cold)
-        # (and about every kind the words name: "put the apple and the cheese on the counter" is no one `put`)
-        whole = [i for i, p in enumerate(priors) if p >= _DECLARED and final_totals[i] > ninf and not missed(finals[i])]
+        # (and about every thing the words name apart from the rest of its noun: "put the apple and the cheese
+        # on the counter" is no one `put`)
+        apart = {_head_noun(context, n) for n in _told_apart(rel, context, text)}
+        about = lambda g: {_head_noun(context, n) for n in set(_args(g)) | decompose.quantified(g, context)
+                           if n in context.entities}
+        whole = [i for i, p in enumerate(priors) if p >= _DECLARED and final_totals[i] > ninf
+                 and apart <= about(finals[i])]
         if whole:
             return finals[max(whole, key=value)]
         if not built:

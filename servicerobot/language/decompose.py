@@ -65,6 +65,7 @@ __all__ = [
     "pick",
     "placed_with_state",
     "predicate_words",
+    "quantified",
     "quantity",
     "relation_keys",
     "rooms_of",
@@ -854,7 +855,7 @@ def _variants(context: Context, parts: list[tuple[str, str, list[str], bool, boo
 def coverage(goal: str, found: Sequence[Kind], context: Context) -> float:
     """How well a goal agrees with the model's answers about kinds: the log-probability of which kinds it is
     about (a named kind counts as a yes of 0.9), summed over the kinds."""
-    said = set(goal.replace("(", " ").replace(")", " ").split()) | (_quantified(goal, context) if "(forall" in goal else set())
+    said = set(goal.replace("(", " ").replace(")", " ").split()) | (quantified(goal, context) if "(forall" in goal else set())
     total = 0.0
     for kind in found:
         if kind.place:  # whether a goal changes the fridge things go into says nothing of the request
@@ -864,7 +865,7 @@ def coverage(goal: str, found: Sequence[Kind], context: Context) -> float:
     return total
 
 
-def _quantified(goal: str, context: Context) -> set[str]:
+def quantified(goal: str, context: Context) -> set[str]:
     """The things a goal's `forall` parts are about: every thing of the type ("every light is off"), but of a
     conditional part only those for which it does not hold now ("every broken item is thrown away": the items
     memory knows broken, none where it knows none)."""
@@ -909,7 +910,7 @@ def counted(goals: Sequence[str], found: Sequence[Kind], context: Context | None
     names in another number than the words ask for: "three apples" asks for three, "all the apples" or "the
     apples" for as many as any goal offered names (every one for which the goal is news). A kind a goal
     leaves out, or quantifies over, is not counted here (`coverage` weighs leaving it out)."""
-    quantified = ["(forall " in goal for goal in goals]
+    forall = ["(forall " in goal for goal in goals]
     literals = [_LITERAL.findall(goal) for goal in goals]
     out = [0] * len(goals)
     # and the kinds the model says the request involves, where the words give a number ("set the table for two
@@ -926,10 +927,10 @@ def counted(goals: Sequence[str], found: Sequence[Kind], context: Context | None
         # "five glasses" where four are news asks for the four
         wanted = min(asked or 10**6, max((total for _, total in numbers), default=0))
         for i, (own, total) in enumerate(numbers):
-            if own and not quantified[i] and wanted not in (own, total):
+            if own and not forall[i] and wanted not in (own, total):
                 out[i] -= 1
-            elif quantified[i] and kind.count is not None and context is not None and \
-                    len(set(kind.names) & _quantified(goals[i], context)) > kind.count:
+            elif forall[i] and kind.count is not None and context is not None and \
+                    len(set(kind.names) & quantified(goals[i], context)) > kind.count:
                 out[i] -= 1  # "the bathroom light and the kitchen light": not every light
     return out
 
@@ -952,7 +953,7 @@ def unsaid_states(goals: Sequence[str], chosen: Sequence[Kind], text: str, conte
         everything = {(bool(negated), pred) for negated, pred, thing, rest in literals if thing.startswith("?")}
         about = {thing for _, _, thing, _ in literals}
         if "(forall " in goal:
-            about |= _quantified(goal, context)
+            about |= quantified(goal, context)
         missing = 0
         for kind, states in asked:
             for name in (n for n in kind.names if n in about):
