@@ -980,12 +980,3 @@ def test_a_fixture_named_as_a_place_is_asked_no_state_the_words_do_not_say():
     goals = ["(and (inside bread_1 fridge_1) (closed fridge_1))", "(and (inside bread_1 fridge_1) (cold bread_1))"]
     assert decompose.states_of_places(goals, [fridge], "Chill the bread in the fridge.") == [True, False]
     assert decompose.states_of_places(goals, [fridge], "Put the bread in the fridge and close it.") == [False, False]
-
-
-def test_all_of_a_kind_counts_those_already_on_the_place_the_words_name():
-    """"Put every notebook on the bookshelf" where one is there: the other two are all of them; one is not."""
-    notebooks = decompose.Kind("notebook", ["nb_1", "nb_2", "nb_3"], named=True, count=None)
-    context = Context(_house().domain, {}, frozenset({Atom("on", ("nb_1", "shelf_1"))}), "robot")
-    goals = ["(on nb_2 shelf_1)", "(and (on nb_2 shelf_1) (on nb_3 shelf_1))",
-             "(and (held-by nb_1 ana) (held-by nb_2 ana) (held-by nb_3 ana))"]
-    assert decompose.counted(goals, [notebooks], context, {"shelf_1"}) == [-1, 0, 0]

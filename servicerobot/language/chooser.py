@@ -357,7 +357,7 @@ class ChoosingInterpreter:
         final_totals, _ = scores_of(finals, tokens)
         # as many of each named kind as the words ask for ("all the apples": not one of them), in the
         # enumeration's answers as in the built ones
-        numbers = decompose.counted(finals, found, context, {n for n in places if rel.get(n, 0.0) >= 2.0})
+        numbers = decompose.counted(finals, found, context)
         # and every state the words ask of the things it names ("wash and dry them": each clean and dry)
         unsaid = decompose.unsaid_states(finals, chosen, text, context)
         # and only the things of a kind in the room the words take them from count as it ("all the books in

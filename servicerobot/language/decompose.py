@@ -905,13 +905,11 @@ def conjoin(literals: Sequence[str]) -> str:
     return literals[0] if len(literals) == 1 else f"(and {' '.join(literals)})"
 
 
-def counted(goals: Sequence[str], found: Sequence[Kind], context: Context | None = None,
-            places: set[str] = frozenset()) -> list[int]:
+def counted(goals: Sequence[str], found: Sequence[Kind], context: Context | None = None) -> list[int]:
     """Per goal, minus the kinds the words name (or give a number for: "set the table for two") whose things it
     names in another number than the words ask for: "three apples" asks for three, "all the apples" or "the
     apples" for as many as any goal offered names (every one for which the goal is news). A kind a goal
-    leaves out, or quantifies over, is not counted here (`coverage` weighs leaving it out). `places`: the
-    places the words name things go to."""
+    leaves out, or quantifies over, is not counted here (`coverage` weighs leaving it out)."""
     forall = ["(forall " in goal for goal in goals]
     literals = [_LITERAL.findall(goal) for goal in goals]
     out = [0] * len(goals)
@@ -921,13 +919,11 @@ def counted(goals: Sequence[str], found: Sequence[Kind], context: Context | None
         # the things given one and the same relation ("both magazines on the storage shelf", not one there
         # and the other on the bookshelf)
         # with a number, the things already there count ("both magazines" where one is); "all the towels" asks
-        # for each to be made so (one moved beside others already in the room is not all of them moved), but
-        # those already on or in a place the words name count ("every notebook on the bookshelf" where one is)
+        # for each to be made so (one moved beside others already in the room is not all of them moved)
         here = kind.here.get(kind.best)  # "all the books in Olga's bedroom": those there
         asked = kind.count if kind.count is not None else (len(here) if here else None)
-        facts = context.facts if context is not None else frozenset()
-        onto = None if asked is not None else places
-        numbers = [_most_alike(lits, set(kind.names), facts, onto) for lits in literals]
+        facts = context.facts if context is not None and asked is not None else frozenset()
+        numbers = [_most_alike(lits, set(kind.names), facts) for lits in literals]
         # "five glasses" where four are news asks for the four
         wanted = min(asked or 10**6, max((total for _, total in numbers), default=0))
         for i, (own, total) in enumerate(numbers):
@@ -984,10 +980,9 @@ _LITERAL = re.compile(r"\((not \()?([^\s()]+) ([^\s()]+)((?: [^\s()]+)*)\)")
 
 
 def _most_alike(literals: Sequence[tuple[str, str, str, str]], names: set[str],
-                facts: frozenset[Atom] = frozenset(), onto: set[str] | None = None) -> tuple[int, int]:
+                facts: frozenset[Atom] = frozenset()) -> tuple[int, int]:
     """The most of `names` that one relation (predicate and other arguments) is said of; and the same counting
-    those of which memory holds it already ("both magazines on the shelf" where one is there: the other one),
-    where `onto` is given only for a relation to one of those places."""
+    those of which memory holds it already ("both magazines on the shelf" where one is there: the other one)."""
     groups: dict[tuple[str, str, str], set[str]] = {}
     for negated, pred, thing, rest in literals:
         if thing in names:
@@ -995,7 +990,7 @@ def _most_alike(literals: Sequence[tuple[str, str, str, str]], names: set[str],
     own = max(map(len, groups.values()), default=0)
     moved = {n for things in groups.values() for n in things}  # a thing the goal takes elsewhere is not there
     for (negated, pred, rest), things in groups.items():
-        if not negated and (onto is None or set(rest.split()) & onto):
+        if not negated:
             things.update(n for n in names if n not in moved and Atom(pred, (n, *rest.split())) in facts)
     return own, max(map(len, groups.values()), default=0)
 
