@@ -980,28 +980,3 @@ def test_a_fixture_named_as_a_place_is_asked_no_state_the_words_do_not_say():
     goals = ["(and (inside bread_1 fridge_1) (closed fridge_1))", "(and (inside bread_1 fridge_1) (cold bread_1))"]
     assert decompose.states_of_places(goals, [fridge], "Chill the bread in the fridge.") == [True, False]
     assert decompose.states_of_places(goals, [fridge], "Put the bread in the fridge and close it.") == [False, False]
-
-
-def test_a_room_holding_a_fixture_named_for_the_things_is_where_that_fixture_is():
-    """"Organize the shoes in the bathroom", where one of two bathrooms has a shoe rack: on the shoe rack (the
-    model may like "in the bathroom", of either bathroom); "take the shoes to the kitchen" still to the kitchen."""
-    import dataclasses
-
-    context = _cleaning()
-    entities = dict(context.entities)
-    entities.update({"bathroom_10": {"type": "room", "noun": "bathroom"},
-                     "bathroom_11": {"type": "room", "noun": "bathroom"},
-                     "shoe_rack_12": {"type": "furniture", "noun": "shoe rack", "room": "bathroom_11"},
-                     "shoes_13": {"type": "grabbable", "noun": "shoes"},
-                     "shoes_14": {"type": "grabbable", "noun": "shoes"}})
-    facts = context.facts | {Atom("at", ("shoes_13", "kitchen_1")), Atom("at", ("shoes_14", "living_room_2"))}
-    context = dataclasses.replace(context, entities=entities, facts=facts)
-    model = Answers(liked=["bathroom"])
-    goal = ChoosingInterpreter(model).interpret_task("Collect all shoes and organize them in the bathroom.", "Ana",
-                                                     context)
-    assert goal == "(and (inside shoes_13 shoe_rack_12) (inside shoes_14 shoe_rack_12))", goal
-    offered = {a for c in model.calls for a in c["answers"]}
-    assert not any("in the bathroom" in a and "rack" not in a for a in offered)
-    goal = ChoosingInterpreter(Answers(liked=["kitchen"])).interpret_task("Take the shoes to the kitchen.", "Ana",
-                                                                          context)
-    assert "(at shoes_14 kitchen_1)" in goal

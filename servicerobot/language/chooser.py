@@ -255,15 +255,8 @@ class ChoosingInterpreter:
         # (a fixture the words name as a thing to move, "put the locker in the living room", says no such thing)
         said = {_stem(w) for w in re.findall(r"[a-z]+", text.lower())}
         moved = {n for k in found if k.named and not k.place for n in k.names}
-        # and a room that holds a fixture named for a kind the words move says where that fixture is ("organize
-        # the shoes in the bathroom", which has a shoe rack: on the shoe rack, not anywhere in the bathroom)
-        heads = {_stem(_head_noun(context, k.names[0])) for k in found if k.named and not k.fixed and k.names}
-        held = decompose.held_rooms(context, [n for n in rel if n not in moved and (
-            decompose.holder_head(context, n) in said or heads & _noun_words(context, n) - {decompose.holder_head(
-                context, n)})])
-        # (any room of the same name: "the bathroom" of a house with five is the one with the shoe rack)
-        held |= {r for r in named_rooms if entity_phrase(context.entities[r]) in
-                 {entity_phrase(context.entities[h]) for h in held if h in context.entities}}
+        held = decompose.held_rooms(context, [n for n in rel if n not in moved
+                                              and decompose.holder_head(context, n) in said])
         # nor is a fixture named less strongly than another of its noun ("the bookshelf in the living room")
         held |= decompose.outnamed(context, rel) - moved
         options = [g for g in options if not _into(g, held, context)] or options
@@ -617,11 +610,6 @@ def _best_named(rel: dict[str, float], context: Context, text: str = "") -> list
         top[head(n)] = max(top.get(head(n), 0.0), r)
     best = max(things.values(), default=0.0)
     return [n for n, r in things.items() if r >= top[head(n)] and r >= best - 1.0]
-
-
-def _noun_words(context: Context, name: str) -> set[str]:
-    """The stems of an entity's noun ("shoe", "rack" of "shoe rack")."""
-    return {_stem(w) for w in re.findall(r"[a-z]+", str(context.entities[name].get("noun") or "").lower())}
 
 
 def _head_noun(context: Context, name: str) -> str:
