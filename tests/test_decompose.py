@@ -927,6 +927,8 @@ def test_a_kind_with_none_in_the_named_room_is_not_asked_for_and_its_things_are_
     ("(closed ?)", "Turn the kitchen tap off and close the fridge.", True),  # "close" says `closed`
     ("(not (closed ?))", "Close the fridge.", False),
     ("(not (closed ?))", "Open the fridge, please.", True),
+    ("(dirty ?)", "The teal mug shouldn't stay dirty.", False),  # a negation in a contraction
+    ("(not (dirty ?))", "The teal mug shouldn't stay dirty.", True),
 ])
 def test_a_verb_form_says_the_state_its_participle_names(key, text, said):
     assert decompose.state_said(key, text, "fridge") is said

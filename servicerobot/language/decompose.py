@@ -562,7 +562,8 @@ def predicate_words(pred: str, unary: bool = False) -> set[str]:
 
 _UNARY_STATE_WORDS = frozenset({"on", "in"})
 _DESCRIBED_YES = 0.9  # the model's yes taken for a kind whose things the words pick out by their state
-_NEGATIONS = frozenset({"no", "none", "nothing", "not", "never", "don't", "dont", "nor"})
+_NEGATIONS = frozenset({"no", "none", "nothing", "not", "never", "don't", "dont", "nor", "shouldn't", "shouldnt",
+                        "mustn't", "mustnt"})
 _NEGATION_REACH = 6  # words back from a state word that a negation still governs
 # the word that asks for a state's opposite: "switch off the lights" asks for `(not (light-on ?))`
 _OPPOSITES = {"on": ("off",), "open": ("close", "closed", "shut"), "closed": ("open",), "close": ("open",),
