@@ -306,13 +306,14 @@ class ChoosingInterpreter:
         tokens = self._token_scores("task", messages, [render(g) for g in options + relation_goals], keep=keep).logprobs
         totals, part_lps = scores_of(options, tokens[:len(options)])
         best = options[max(range(len(options)), key=lambda i: totals[i])]
+        named_places = {n for n in places if rel.get(n, 0.0) >= 2.0}
         for kind in chosen:  # each kind's likeliest relation, its end of turn left out (more parts may follow)
             mine = [(sum(t[:-1]) + _STATE_SAID * decompose.state_said(key, text, kind.noun) if t else ninf, key)
                     for (k, key, _), t in zip(asked, tokens[len(options):]) if k is kind]
             kind.best = max(mine)[1] if mine else None
             kind.also = decompose.said_states(kind, text)
             # "chill it in the fridge": in the fridge and cold; "wash it and bring it to me": clean and mine
-            decompose.placed_with_state(context, kind, text, {n for n in places if rel.get(n, 0.0) >= 2.0}, to)
+            decompose.placed_with_state(context, kind, text, named_places, to)
         chosen = [k for k in chosen if k.best is not None]
         joined: list[str] = []
         if self.joins:

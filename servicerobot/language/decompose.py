@@ -715,9 +715,6 @@ def sent_back(goals: Sequence[str], chosen: Sequence[Kind], context: Context, ro
     return [back(goal) for goal in goals] if away_of else [False] * len(goals)
 
 
-_UNARY = re.compile(r"\((not \()?([\w-]+) ([\w-]+)\)")
-
-
 def states_of_places(goals: Sequence[str], found: Sequence[Kind], text: str) -> list[bool]:
     """Per goal, whether it asks a state of a fixture the words name only as a place, a state they do not say
     ("put the bread in the fridge so it gets cold": no answer that also closes the fridge; "... and close the
@@ -726,7 +723,7 @@ def states_of_places(goals: Sequence[str], found: Sequence[Kind], text: str) -> 
     out = []
     for goal in goals:
         asked = [(f"(not ({pred} ?))" if negated else f"({pred} ?)", places[thing])
-                 for negated, pred, thing in _UNARY.findall(goal) if thing in places]
+                 for negated, pred, thing, rest in _LITERAL.findall(goal) if not rest and thing in places]
         out.append(any(not state_said(key, text, noun) for key, noun in asked))
     return out
 
