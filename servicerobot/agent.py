@@ -29,7 +29,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from servicerobot.envs.observation import Observation, decode
-from servicerobot.errors import ActionError, PDDLError, PDDLSemanticError, PlannerError, ServiceRobotError
+from servicerobot.errors import (
+    ActionError,
+    PDDLError,
+    PDDLSemanticError,
+    PlannerError,
+    ServiceRobotError,
+    TaskInfeasible,
+)
 from servicerobot.failures import Failure, planner_failure
 from servicerobot.language.base import LanguageModelError, Usage
 from servicerobot.language.interpreter import Context, Interpreter, QueryGraph
@@ -170,6 +177,7 @@ class _TaskState:
     started: int = 0  # the step the task was heard
     asked: str | None = None  # the goal as interpreted, when `goal` is a relaxation of it
     dropped: list[str] = field(default_factory=list)  # the parts of `asked` relaxation dropped
+    absent_at: int | None = None  # entities memory knew when the words named nothing it holds (read again on news)
 
 
 class ServiceAgent:
@@ -401,6 +409,13 @@ class ServiceAgent:
             except LanguageModelError as exc:  # already retried by the model: asking again would not help
                 failure = ("language model failed", f"no goal for {task.text[:120]!r}: {exc}")
                 break
+            except TaskInfeasible as exc:  # the words name nothing memory holds: asking again would not help
+                if exc.goal is not None:
+                    goal = exc.goal
+                else:
+                    failure = ("entity unknown", f"{task.text[:120]!r}: {exc}")
+                    task.absent_at = len(self.memory.entities)
+                    break
             except (PDDLError, ServiceRobotError, ValueError) as exc:
                 failure = ("goal not understood", f"{exc}")
                 feedback = [f"the goal is not valid PDDL for this domain: {exc}"]
@@ -633,6 +648,13 @@ class ServiceAgent:
 
     def _next_action(self, failed: bool, stats: AgentStep) -> str:
         task = self.task
+        if task is not None and task.goal is None and task.absent_at is not None and self._sees:
+            # the words named nothing memory held: read them again once the robot has seen more, else look
+            if len(self.memory.entities) != task.absent_at:
+                task.failure, task.absent_at = None, None
+                self._interpret_task(stats)
+            if task.goal is None:
+                return self._explore()
         if task is None or task.goal is None:
             return "(wait)"
         if self._pddl_interpreter().compile_goal(task.goal).holds(self.memory.facts):

@@ -982,3 +982,41 @@ def test_a_fixture_named_as_a_place_is_asked_no_state_the_words_do_not_say():
     goals = ["(and (inside bread_1 fridge_1) (closed fridge_1))", "(and (inside bread_1 fridge_1) (cold bread_1))"]
     assert decompose.states_of_places(goals, [fridge], "Chill the bread in the fridge.") == [True, False]
     assert decompose.states_of_places(goals, [fridge], "Put the bread in the fridge and close it.") == [False, False]
+
+
+@pytest.mark.parametrize("text,absent", [
+    ("Move all apples to the dining table.", "apples"),  # the scene has no apple
+    ("Please put the remote controls on the counter.", "remote controls"),
+    ("Get rid of the unicorns.", "unicorns"),
+    ("Move all plates to the dining table.", None),  # plates are here
+    ("Put them on the counter.", None),  # no noun to miss
+    ("Throw away everything on the counter.", None),
+    ("Set the table for two people.", None),  # no verb that moves a named thing
+])
+def test_a_request_to_move_things_the_scene_has_none_of_is_told_apart(text, absent):
+    context = _house()
+    found = decompose.kinds(context, text, relevance(context, text, "Ana"))
+    assert decompose.absent_things(context, text, found, []) == absent
+
+
+def test_a_kind_the_model_relates_to_unknown_words_is_their_reading():
+    """"Move the cutlery to the dining table": no thing is called cutlery, but the model says the forks are."""
+    context = _house()
+    text = "Move the cutlery to the dining table."
+    found = decompose.kinds(context, text, relevance(context, text, "Ana"))
+    forks = next(k for k in found if k.noun == "fork")
+    assert decompose.absent_things(context, text, found, []) == "cutlery"
+    assert decompose.absent_things(context, text, found, [forks]) is None
+
+
+def test_the_chooser_says_a_request_for_absent_things_cannot_be_done_instead_of_moving_others():
+    from servicerobot.errors import TaskInfeasible
+
+    context = _house()
+    model = Answers(yes=set(), liked=["on the dining table"])
+    with pytest.raises(TaskInfeasible, match="apples"):
+        ChoosingInterpreter(model).interpret_task("Move all apples to the dining table.", "Ana", context)
+    assert len(model.calls) == 1  # only the kinds question was asked
+    goal = ChoosingInterpreter(Answers(yes={"forks"}, liked=["on the dining table"])).interpret_task(
+        "Move the cutlery to the dining table.", "Ana", context)
+    assert "fork_" in goal

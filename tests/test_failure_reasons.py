@@ -229,3 +229,27 @@ def test_a_plan_that_does_not_reach_the_goal_is_rejected():
     assert reasons and set(reasons) == {"plan rejected"}
     assert "wrong's plan of 1 step(s) does not reach the goal on memory" in agent.failures[0].detail
     assert agent.summary()["failures"]["plan rejected"] == len(reasons)
+
+
+def test_a_task_whose_words_name_nothing_memory_holds_fails_once_as_entity_unknown():
+    """An interpreter that finds nothing the words ask to move (`TaskInfeasible` with no goal): the agent
+    records "entity unknown" with the reason and does not ask the model again on unchanged memory."""
+    from servicerobot.agent import ServiceAgent
+    from servicerobot.errors import TaskInfeasible
+    from servicerobot.language.rule_interpreter import RuleInterpreter
+
+    class NoSuchThing(RuleInterpreter):
+        asked = 0
+
+        def interpret_task(self, text, speaker, context, feedback=()):
+            NoSuchThing.asked += 1
+            raise TaskInfeasible("nothing here is called 'unicorns'")
+
+    env = gym.make("ServiceRobot-v0", **ENV)
+    obs, _ = env.reset(seed=0)
+    agent = ServiceAgent.from_env(env, variant="full-kg", interpreter=NoSuchThing(), max_attempts=3)
+    for _ in range(5):
+        obs, *_ = env.step(agent.act(obs))
+    assert NoSuchThing.asked == 1
+    (failure,) = [f for f in agent.failures if f.stage == "task"]
+    assert failure.reason == "entity unknown" and "unicorns" in failure.detail

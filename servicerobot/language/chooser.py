@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from servicerobot.envs.language import Language
+from servicerobot.errors import TaskInfeasible
 from servicerobot.language import decompose, spelling
 from servicerobot.language.base import LanguageModelError, Scored, ScoringModel, Usage
 from servicerobot.language.candidates import (
@@ -253,6 +254,12 @@ class ChoosingInterpreter:
             return self._generate("interpret_task", text, speaker, context, feedback)
         options = self._ranked(options, _args, rel)
         found, chosen, places = self._kinds(text, speaker, context, rel, named_rooms)  # call 1
+        missing = decompose.absent_things(context, text, found, chosen)
+        if missing is not None:  # "move all apples to the fruit bowl" where there are none: no fruit bowl moved
+            self.decomposition["absent"] = missing
+            raise TaskInfeasible(f"nothing here is called what the words ask to move ({missing!r}): no thing in "
+                                 "this scene is named by those words and the model relates no kind of thing to "
+                                 "them; name something the scene has")
         # "the kitchen cupboard": the kitchen says where the cupboard is, no place of its own to take things to
         # (a fixture the words name as a thing to move, "put the locker in the living room", says no such thing)
         said = {_stem(w) for w in re.findall(r"[a-z]+", text.lower())}

@@ -464,6 +464,62 @@ def involved(found: Sequence[Kind], at: float = _YES_AT) -> list[Kind]:
     return named + others[:max(0, _MAX_KINDS - len(named))]
 
 
+_MOVING = frozenset({"move", "put", "place", "bring", "take", "carry", "collect", "gather", "fetch", "get", "give",
+                     "hand", "pass", "grab", "deliver", "throw", "toss", "store", "stack", "hang", "return", "find"})
+_POLITE = frozenset({"please", "can", "could", "would", "will", "you", "kindly", "go", "and"})
+_PARTICLES_AFTER = frozenset({"away", "out", "up", "down", "back", "over", "rid", "of", "me", "us"})
+_PHRASE_END = (_PLACE_WORDS - {"of"}) | {"then", "around", "so", "for", "because", "before", "after", "back", "away", "over",
+                              "up", "down", "together", "somewhere", "here", "there"}
+_NO_NOUN = _CONTENTS | _OBJECTS | _ALL | frozenset({"me", "us", "him", "her", "something", "one", "ones", "these",
+                                                    "those", "this", "that", "some", "few", "many", "more", "rest",
+                                                    "scattered", "other", "others", "mine", "yours", "of"})
+
+
+def _scene_words(context: Context) -> set[str]:
+    """The stems of every word the scene's things, rooms and people are called by (nouns, types, names,
+    colours, marks, owners), with the words they are another word for."""
+    out: set[str] = set()
+    for name, info in context.entities.items():
+        said = " ".join(str(info.get(k) or "") for k in ("noun", "type", "name", "colour", "mark", "material",
+                                                         "owner", "label"))
+        for w in re.findall(r"[a-z]+", f"{said} {name}".lower().replace("_", " ")):
+            out.add(_stem(w))
+    return out
+
+
+def absent_things(context: Context, text: str, found: Sequence[Kind], chosen: Sequence[Kind]) -> str | None:
+    """The words a request says to move ("move all apples to the fruit bowl", "put the remote controls on the
+    coffee table") where they name nothing the scene has and the model involves no kind of its things in
+    their place: the phrase, else None. Such a request cannot be done as asked in this scene; the things it
+    names only as places (the fruit bowl) are no reading of it, nor is whatever else the model likes best."""
+    said = _tokens(text)
+    i = 0
+    while i < len(said) and said[i] in _POLITE:
+        i += 1
+    if i >= len(said) or said[i] not in _MOVING:
+        return None
+    j = i + 1
+    while j < len(said) and said[j] in _PARTICLES_AFTER:  # "throw away the ...", "get rid of the ..."
+        j += 1
+    start = j
+    while j < len(said) and said[j] not in _PHRASE_END:
+        j += 1
+    phrase = said[start:j]
+    if {_stem(w) for w in phrase} & (_OBJECTS | _CONTENTS):  # "put it away", "move the objects"
+        return None
+    nouns = [w for w in phrase if w not in _PHRASE_WORDS and w not in _NO_NOUN and _number(w) is None]
+    if not nouns:
+        return None
+    scene = _scene_words(context)
+    if any(_stem(w) in scene or set(synonyms_of(_stem(w))) & scene for w in nouns):
+        return None
+    # a kind the model involves, or one the words name before the place: the words' own reading of the phrase
+    before = {_stem(w) for w in said[:j]}
+    if any(not k.named or _naming_head(k.noun) in before for k in chosen if not k.place):
+        return None
+    return " ".join(w for w in phrase if w not in _PHRASE_WORDS)
+
+
 def targets(context: Context, rel: Mapping[str, float], person: str | None, rooms: Sequence[str],
             exclude: Sequence[str] = ()) -> list[str]:
     """What a kind may be put on, in or at, or given to: the things, rooms and people the words name (and the
