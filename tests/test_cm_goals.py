@@ -115,3 +115,14 @@ def test_judging_a_counted_move_accepts_any_things_of_the_classes(cleaning):
         type(next(iter(dw.init)))(loc, (t, room))}
     assert dw.holds(lenient, moved(other)) and not dw.holds(strict, moved(other))
     assert dw.holds(lenient, moved(thing))
+
+
+def test_a_target_the_scene_lacks_in_a_named_room_becomes_that_room(cleaning):
+    """"Put the cans in the fruit bowl in the kitchen" with no fruit bowl: the closest feasible reading is the
+    cans in the kitchen, and the reading says what it dropped."""
+    dw, world = cleaning.domain_world(), cleaning.world()
+    lits, dropped = ground((Put(("cola_can",), ("fruit_bowl",), room="kitchen"),), dw, world)
+    loc = dw.roles["location"]
+    assert lits and all(lit.startswith(f"({loc} cola_can") and dw.rooms[lit.strip("()").split()[2]] == "kitchen"
+                        for lit in lits)
+    assert dropped == ["no fruit bowl in the kitchen in the scene for the cola_can: in the kitchen instead"]

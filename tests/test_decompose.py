@@ -1020,3 +1020,39 @@ def test_the_chooser_says_a_request_for_absent_things_cannot_be_done_instead_of_
     goal = ChoosingInterpreter(Answers(yes={"forks"}, liked=["on the dining table"])).interpret_task(
         "Move the cutlery to the dining table.", "Ana", context)
     assert "fork_" in goal
+
+
+def test_a_state_said_of_no_noun_picks_things_out_and_one_said_of_a_noun_does_not():
+    """"Throw away the broken stuff": the broken things, whatever their kind. "Wash the broken plates": the
+    words name plates, and "broken" says which of them; the broken kite is not picked out by the state."""
+    context = _house()
+    context = Context(context.domain, context.entities,
+                      context.facts | {Atom("broken", ("plate_1",)), Atom("broken", ("kite_1",))}, context.robot)
+    assert decompose.described(context, "Throw away the broken stuff.") == {"plate_1", "kite_1"}
+    assert decompose.described(context, "Get rid of anything broken in the kitchen.") == {"plate_1", "kite_1"}
+    assert decompose.described(context, "Throw away the broken plates.") == set()
+
+
+def test_a_named_kind_the_state_describes_keeps_other_described_things_out():
+    plates = decompose.Kind("plate", ["plate_1", "plate_2"], named=True)
+    kites = decompose.Kind("kite", ["kite_1"], p_yes=0.1)
+    decompose.narrow_to_described([plates, kites], {"plate_1", "kite_1"})
+    assert kites.p_yes == 0.1 and plates.names == ["plate_1", "plate_2"]
+    decompose.narrow_to_described([kites], {"kite_1"})  # no kind named: the state picks the kite out
+    assert kites.p_yes >= 0.9
+
+
+def test_a_tool_the_words_name_is_no_place_even_where_the_model_does_not_involve_it():
+    """"Wash the jeans using the washer": the washer is what the washing is done with, whatever the model says
+    of it, so no answer offered puts the jeans in it."""
+    from servicerobot.scenes.household import household_domain
+
+    entities = {"kitchen": {"type": "room", "noun": "kitchen"},
+                "washer_1": {"type": "washer", "noun": "washer", "room": "kitchen"},
+                "jeans_1": {"type": "clothing", "noun": "pair of jeans"}, "robot": {"type": "robot", "noun": "robot"}}
+    context = Context(household_domain(), entities, frozenset({Atom("dirty", ("jeans_1",))}), "robot")
+    text = "Wash the jeans using the washer."
+    chooser = ChoosingInterpreter(Answers(yes={"pairs of jeans"}))
+    found, chosen, places = chooser._kinds(text, "Ana", context, relevance(context, text, "Ana"), [])
+    assert next(k for k in found if k.noun == "washer").tool and "washer_1" not in places
+    assert not any("washer_1" in key for k in chosen for key in k.keys)

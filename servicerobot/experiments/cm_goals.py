@@ -177,6 +177,10 @@ def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], lis
                 continue
             if target is None:
                 dropped.append(f"no {where} in the scene for the {'/'.join(c.classes)}")
+                rooms, loc = _rooms(dw, c.room) if c.room else [], dw.roles.get("location")
+                if rooms and loc is not None:  # the closest feasible reading: in that room ("no magazine rack")
+                    dropped[-1] += f": in the {c.room.replace('_', ' ')} instead"
+                    lits += [f"({loc} {t} {rooms[0]})" for t in things]
                 continue
             for t in things:
                 pred = _relation(dw, t, target)

@@ -439,7 +439,7 @@ class ChoosingInterpreter:
                               "involved": [(k.label(), k.count) for k in chosen]}
         person = _person(context.entities, speaker)
         # a place named ("in the fridge") stays one; a tool named ("using the washing machine") is none
-        subjects = [n for k in chosen if not k.place or k.tool for n in k.names]
+        subjects = [n for k in chosen if not k.place for n in k.names] + [n for k in found if k.tool for n in k.names]
         places = decompose.targets(context, rel, person, rooms, exclude=subjects)
         for kind in chosen:
             kind.keys = decompose.relation_keys(context, kind, places, text)

@@ -435,21 +435,31 @@ def _gap(found: Sequence[Kind], odds: Sequence[float], bias: float) -> float:
 def described(context: Context, text: str) -> set[str]:
     """The things the words pick out by a state memory holds of them and no action brings about ("get rid of
     the broken stuff", "anything that's broken": the things memory knows broken)."""
-    said = {_stem(w) for w in _tokens(text)}
+    tokens = _tokens(text)
+    stems = [_stem(w) for w in tokens]
+    said = set(stems)
+    # a state word said of no noun of its own ("the broken stuff", "anything broken"), not of one ("the dirty
+    # clothes": the words name their things, and the state says which of those)
+    alone = {s for i, s in enumerate(stems) if i + 1 == len(stems) or tokens[i + 1] in _STATE_NEXT
+             or stems[i + 1] in _CONTENTS}
     sig, out = signatures(context.domain), set()
     for atom in context.facts:
         if len(atom.args) != 1 or atom.args[0] not in context.entities:
             continue
         words = predicate_words(atom.predicate)
         types = [str(context.entities[atom.args[0]].get("type", "object"))]
-        if words and words <= said and not sig.can(context.domain, atom.predicate, types, True):
+        if words and words <= said and words & alone and not sig.can(context.domain, atom.predicate, types, True):
             out.add(atom.args[0])
     return out
 
 
 def narrow_to_described(found: Sequence[Kind], described_things: set[str]) -> None:
     """A kind the words do not name but pick out things of by their state is about those things alone, and
-    involved ("the broken stuff": the broken candle, not every candle)."""
+    involved ("the broken stuff": the broken candle, not every candle); where the words name a kind whose
+    things the state describes ("the dirty clothes": the dirty shirts), the state says which of those, and
+    other things in it (the dirty forks) are no more involved than the model says."""
+    if any(k.named and not k.fixed and described_things & set(k.names) for k in found):
+        return
     for kind in found:
         mine = [n for n in kind.names if n in described_things]
         if mine and not kind.named and not kind.fixed:
