@@ -1006,6 +1006,9 @@ def test_a_kind_the_model_relates_to_unknown_words_is_their_reading():
     found = decompose.kinds(context, text, relevance(context, text, "Ana"))
     forks = next(k for k in found if k.noun == "fork")
     assert decompose.absent_things(context, text, found, []) == "cutlery"
+    forks.p_yes = 0.55  # a weak yes is no reading of the words
+    assert decompose.absent_things(context, text, found, [forks]) == "cutlery"
+    forks.p_yes = 0.95
     assert decompose.absent_things(context, text, found, [forks]) is None
 
 
@@ -1056,3 +1059,18 @@ def test_a_tool_the_words_name_is_no_place_even_where_the_model_does_not_involve
     found, chosen, places = chooser._kinds(text, "Ana", context, relevance(context, text, "Ana"), [])
     assert next(k for k in found if k.noun == "washer").tool and "washer_1" not in places
     assert not any("washer_1" in key for k in chosen for key in k.keys)
+
+
+def test_an_answer_that_leaves_out_a_noun_the_words_move_things_by_is_counted():
+    """"Bring both plates and the forks to the dining table": an answer about the plates alone leaves out the
+    forks; "put the kite next to the plates" moves no plate."""
+    context = _house()
+    text = "Bring both plates and the forks to the dining table."
+    found = decompose.kinds(context, text, relevance(context, text, "Ana"))
+    plates = "(and (on plate_1 table_1) (on plate_2 table_1))"
+    both = "(and (on plate_1 table_1) (on plate_2 table_1) (on fork_1 table_1))"
+    every = "(and (on plate_1 table_1) (forall (?f - dish) (on ?f table_1)))"
+    assert decompose.unsaid_kinds([plates, both, every], found, context) == [1, 0, 0]
+    text = "Put the kite next to the plates."
+    found = decompose.kinds(context, text, relevance(context, text, "Ana"))
+    assert decompose.unsaid_kinds(["(on kite_1 table_1)"], found, context) == [0]

@@ -76,6 +76,7 @@ __all__ = [
     "states_of_places",
     "strays",
     "targets",
+    "unsaid_kinds",
 ]
 
 NUMBER_WORDS = {"one": 1, "a": 1, "an": 1, "single": 1, "two": 2, "both": 2, "couple": 2, "pair": 2, "three": 3,
@@ -109,6 +110,7 @@ class Kind:
     named: bool = False  # the words name it
     place: bool = False  # the words name it only as a place or a tool ("in the fridge", "using the washer")
     tool: bool = False  # ... as a tool ("using the washer"): no place a thing goes
+    moved: bool = False  # a movable kind the words name by its own noun as a thing to move or change
     position: int = 10_000  # where the words first name it (order of the parts)
     p_yes: float = 0.0  # the model's probability that the request involves it
     count: int | None = None  # how many the words ask for (None: all)
@@ -295,6 +297,8 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
         else:
             kind.named = bool(hits) or by_word and strongest > 0 and strongest >= best - 0.25 or \
                 by_type_word(typ, kind.names)
+            # "bring all glasses and cups to the sink", not "put the mug next to the laptop"
+            kind.moved = any(_is_object(said, i, noun_words) for i in hits)
         kind.position = hits[0] if hits else (500 if kind.named else 10_000)
         # the words that tell its things apart ("the white towel"; a fixture's room: "the bathroom light")
         keys = ("colour", "mark", "material", "owner") + (("room",) if kind.fixed else ())
@@ -474,6 +478,7 @@ def involved(found: Sequence[Kind], at: float = _YES_AT) -> list[Kind]:
     return named + others[:max(0, _MAX_KINDS - len(named))]
 
 
+_ALIAS_YES = 0.8  # the model's yes that makes a kind what words naming nothing in the scene mean ("the cutlery")
 _MOVING = frozenset({"move", "put", "place", "bring", "take", "carry", "collect", "gather", "fetch", "get", "give",
                      "hand", "pass", "grab", "deliver", "throw", "toss", "store", "stack", "hang", "return", "find"})
 _POLITE = frozenset({"please", "can", "could", "would", "will", "you", "kindly", "go", "and"})
@@ -525,7 +530,8 @@ def absent_things(context: Context, text: str, found: Sequence[Kind], chosen: Se
         return None
     # a kind the model involves, or one the words name before the place: the words' own reading of the phrase
     before = {_stem(w) for w in said[:j]}
-    if any(not k.named or _naming_head(k.noun) in before for k in chosen if not k.place):
+    if any(not k.named and k.p_yes >= _ALIAS_YES or k.named and _naming_head(k.noun) in before
+           for k in chosen if not k.place):
         return None
     return " ".join(w for w in phrase if w not in _PHRASE_WORDS)
 
@@ -1026,6 +1032,21 @@ def unsaid_states(goals: Sequence[str], chosen: Sequence[Kind], text: str, conte
                     if (negated, pred, name) not in have and (negated, pred) not in everything:
                         missing += 1
         out.append(missing)
+    return out
+
+
+def unsaid_kinds(goals: Sequence[str], found: Sequence[Kind], context: Context) -> list[int]:
+    """Per goal, how many of the nouns the words name movable things by, as the things to move ("bring all
+    glasses and cups to the sink": glasses, cups), it names nothing of (nor quantifies over): an answer about
+    the cups alone is no reading of those words, however much likelier the model finds the shorter one."""
+    heads: dict[str, set[str]] = {}
+    for kind in found:
+        if kind.moved and not kind.fixed:
+            heads.setdefault(_naming_head(kind.noun), set()).update(kind.names)
+    out = []
+    for goal in goals:
+        about = set(re.findall(r"[^\s()]+", goal)) | quantified(goal, context)
+        out.append(sum(1 for names in heads.values() if not names & about))
     return out
 
 
