@@ -1074,3 +1074,12 @@ def test_an_answer_that_leaves_out_a_noun_the_words_move_things_by_is_counted():
     text = "Put the kite next to the plates."
     found = decompose.kinds(context, text, relevance(context, text, "Ana"))
     assert decompose.unsaid_kinds(["(on kite_1 table_1)"], found, context) == [0]
+
+
+def test_all_of_a_noun_asks_for_each_kind_it_names_and_one_of_it_for_any():
+    cups = decompose.Kind("cup", ["cup_1"], named=True, moved=True)
+    more = decompose.Kind("cups", ["cups_2"], named=True, moved=True)  # a scene's other class of the same noun
+    goals = ["(on cup_1 table_1)", "(and (on cup_1 table_1) (on cups_2 table_1))"]
+    assert decompose.unsaid_kinds(goals, [cups, more], _house()) == [1, 0]  # "all the cups"
+    cups.count = more.count = 1
+    assert decompose.unsaid_kinds(goals, [cups, more], _house()) == [0, 0]  # "the cup"

@@ -1039,14 +1039,18 @@ def unsaid_kinds(goals: Sequence[str], found: Sequence[Kind], context: Context) 
     """Per goal, how many of the nouns the words name movable things by, as the things to move ("bring all
     glasses and cups to the sink": glasses, cups), it names nothing of (nor quantifies over): an answer about
     the cups alone is no reading of those words, however much likelier the model finds the shorter one."""
-    heads: dict[str, set[str]] = {}
+    heads: dict[str, list[Kind]] = {}
     for kind in found:
         if kind.moved and not kind.fixed:
-            heads.setdefault(_naming_head(kind.noun), set()).update(kind.names)
+            heads.setdefault(_naming_head(kind.noun), []).append(kind)
     out = []
     for goal in goals:
         about = set(re.findall(r"[^\s()]+", goal)) | quantified(goal, context)
-        out.append(sum(1 for names in heads.values() if not names & about))
+        covered = [[bool(set(k.names) & about) for k in kinds] for kinds in heads.values()]
+        # where the words ask for all of a noun ("all glasses and cups"), something of each kind it names (the
+        # cups and the other cups); else of one of them ("the mug": the mug or the travel mug)
+        out.append(sum(1 for kinds, cov in zip(heads.values(), covered)
+                       if not (all(cov) if any(k.count is None for k in kinds) else any(cov))))
     return out
 
 
