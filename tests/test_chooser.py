@@ -105,6 +105,9 @@ def test_me_as_the_receiver_names_the_speaker(place):
     ("Get Ana's orange socks clean and dry.", "Chloe", set()),
     ("Take the towels to Hiro's room.", "Chloe", set()),
     ("Put Hiro's red headphones on his nightstand.", "Ana", set()),
+    ("Could Hiro get his red headphones?", "Ana", {"hiro"}),  # the one asked for is to have them
+    ("Could I have the green mug?", "Sami", {"sami"}),
+    ("Could Hiro put the mug away?", "Ana", set()),  # Hiro does something: nothing goes to him
 ])
 def test_receivers_are_the_people_a_thing_goes_to(place, text, speaker, wanted):
     from servicerobot.language.candidates import receivers

@@ -1083,3 +1083,15 @@ def test_all_of_a_noun_asks_for_each_kind_it_names_and_one_of_it_for_any():
     assert decompose.unsaid_kinds(goals, [cups, more], _house()) == [1, 0]  # "all the cups"
     cups.count = more.count = 1
     assert decompose.unsaid_kinds(goals, [cups, more], _house()) == [0, 0]  # "the cup"
+
+
+@pytest.mark.parametrize("text,count", [
+    ("Turn off the lights in the kitchen.", 1),  # of the two lights, the kitchen's
+    ("Turn off the lights in the kitchen and the hall.", None),  # both rooms: every light
+    ("Turn off the lights.", None),
+    ("Turn off the light in the kitchen.", 1),
+])
+def test_a_plural_fixture_placed_in_rooms_counts_the_things_there(text, count):
+    context = _house()
+    light = next(k for k in decompose.kinds(context, text, relevance(context, text, "Ana")) if k.noun == "light")
+    assert light.count == count

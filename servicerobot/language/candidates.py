@@ -86,6 +86,8 @@ def words(text: str) -> list[str]:
 
 
 _GIVING = r"(?:bring|brings|fetch|get|getting|give|hand|pass|grab|take|deliver|carry)"
+_ASKING = r"\b(?:can|could|would|will|may|might)"  # "could Sami get his cup?": Sami is to have it
+_GETTING = r"(?:get|have|borrow)"
 _WANTING = r"(?:wants|needs|would like|'d like|is asking for|has been asking for|asked for|is looking for)"
 
 
@@ -103,9 +105,12 @@ def receivers(context: Context, text: str, speaker: str, rel: Mapping[str, float
         words_for = [re.escape(str(info.get("name") or name).lower())] + (["me"] if name.lower() == me else [])
         for w in words_for:
             # (not a possessive: "get Ana's socks clean", "to Hiro's room")
-            if re.search(rf"(?:\bto {w}|\b{_GIVING} {w}|\b(?:is|are|'s) for {w})\b(?!'s)", low) or (
+            if re.search(rf"(?:\bto {w}|\b{_GIVING} {w}|\b(?:is|are|'s) for {w}|{_ASKING} {w} {_GETTING})\b(?!'s)",
+                         low) or (
                     w != "me" and not places and re.search(rf"\b{w} {_WANTING}\b", low)):
                 out.add(name)
+        if name.lower() == me and re.search(rf"{_ASKING} i {_GETTING}\b", low):  # "could I have the remote?"
+            out.add(name)
     return out
 
 

@@ -207,6 +207,19 @@ def quantity(text: str, noun: str, marks: frozenset[str] = frozenset()) -> int |
     return None
 
 
+def _rooms_after(said: Sequence[str], i: int, marks: frozenset[str]) -> set[str]:
+    """The words of the rooms a plural noun at `said[i]` is placed in right after it, where each is one of its
+    things' `marks` ("lights in the kitchen and the bathroom": kitchen, bathroom); none after a singular noun."""
+    if said[i] == _stem(said[i]) or i + 1 >= len(said) or said[i + 1] not in ("in", "of"):
+        return set()
+    out, j = set(), i + 2
+    while j < len(said) and (said[j] in ("the", "and", "both") or _stem(said[j]) in marks or said[j] == "room"):
+        if _stem(said[j]) in marks:
+            out.add(_stem(said[j]))
+        j += 1
+    return out
+
+
 def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
     """The kinds of things a goal can be about (things an action can change, grouped by noun; a room with a
     state an action changes is a kind of its own), those the words name marked, in the order they name them."""
@@ -305,6 +318,13 @@ def kinds(context: Context, text: str, rel: Mapping[str, float]) -> list[Kind]:
         marks = frozenset(_stem(w) for n in kind.names for key in keys
                           for w in re.findall(r"[a-z]+", str(context.entities[n].get(key) or "").lower()))
         kind.count = quantity(text, kind.noun, marks) if hits else quantity(text, "\x00")
+        if kind.fixed and kind.count is None and hits:
+            # "the lights in the kitchen and the bathroom": those of the rooms said after them
+            rooms = _rooms_after(said, hits[0], marks)
+            here = [n for n in kind.names if rooms & {_stem(w) for w in re.findall(
+                r"[a-z]+", str(context.entities[n].get("room") or "").lower())}]
+            if rooms and 0 < len(here) < len(kind.names):
+                kind.count = len(here)
     # ... but where the words tell some of them apart ("the kitchen tap"), those alone
     for strength, kind in by_synonym:
         if strength < max(s for s, _ in by_synonym):
