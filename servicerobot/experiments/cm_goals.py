@@ -180,7 +180,10 @@ def ground(clauses, dw, world, any_target: bool = False) -> tuple[list[str], lis
                 rooms, loc = _rooms(dw, c.room) if c.room else [], dw.roles.get("location")
                 if rooms and loc is not None:  # the closest feasible reading: in that room ("no magazine rack")
                     dropped[-1] += f": in the {c.room.replace('_', ' ')} instead"
-                    lits += [f"({loc} {t} {rooms[0]})" for t in things]
+                    keys += [f"({loc} {t} {rooms[0]})" for t in things]
+                    # judged, any room of that name will do ("the living room" of a building with two)
+                    lits += [f"(or {' '.join(f'({loc} {t} {r})' for r in rooms)})" if any_target and len(rooms) > 1
+                             else f"({loc} {t} {rooms[0]})" for t in things]
                 continue
             for t in things:
                 pred = _relation(dw, t, target)
