@@ -461,3 +461,26 @@ def test_a_verbs_particle_picks_out_no_thing_in_that_state(place):
     lit = type(context)(context.domain, context.entities, context.facts | on, context.robot)
     rel = relevance(lit, "I turned on the light in the kitchen.", "Hiro")
     assert rel["light_2"] > max(rel["light_1"], rel["light_3"])
+
+
+def test_a_template_said_of_one_kind_is_met_by_things_of_its_type(place):
+    """"All the books in Hiro's bedroom go there", where that bedroom holds a magazine and a notebook and Hiro
+    owns a book elsewhere: the declared goal about the magazine and the notebook is about books (their type),
+    so the template's reading stands; the one that adds Hiro's own book from the hallway is no reading."""
+    import dataclasses
+
+    from servicerobot.envs.household.language import LANGUAGE
+
+    context = place.context(_item("t01"))
+    entities = {**context.entities, "book_1": {**context.entities["book_1"], "owner": "Hiro"}}
+    facts = {a for a in context.facts if a.args[0] not in ("magazine_1", "notebook_2", "book_1")} | {
+        Atom("on", ("magazine_1", "nightstand_1")), Atom("on", ("notebook_2", "nightstand_1")),
+        Atom("in-room", ("nightstand_1", "hiro_bedroom")), Atom("on", ("book_1", "storage_shelf_1")),
+        Atom("in-room", ("bookshelf_1", "living_room"))}
+    context = dataclasses.replace(context, entities=entities, facts=frozenset(facts))
+    wrong = "(and (on book_1 bookshelf_1) (on magazine_1 bookshelf_1) (on notebook_2 bookshelf_1))"
+    right = "(and (on magazine_1 bookshelf_1) (on notebook_2 bookshelf_1))"
+    chooser = ChoosingInterpreter(Prefers(), language=LANGUAGE)
+    text = "Could you organise the bookshelf in the living room? All the books in Hiro's bedroom go there."
+    goal = chooser.interpret_task(text, "Ana", context)
+    assert goal == right and goal != wrong

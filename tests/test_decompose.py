@@ -1095,3 +1095,13 @@ def test_a_plural_fixture_placed_in_rooms_counts_the_things_there(text, count):
     context = _house()
     light = next(k for k in decompose.kinds(context, text, relevance(context, text, "Ana")) if k.noun == "light")
     assert light.count == count
+
+
+def test_a_noun_taken_from_a_room_that_has_none_of_its_kind_asks_for_none():
+    """"All the books in Sami's bedroom go on the shelf" where that bedroom holds magazines and no book: an
+    answer without a book leaves nothing out (`pick` found none there)."""
+    books = decompose.Kind("book", ["book_1"], named=True, moved=True, best="(on ? table_1)")
+    books.here["(on ? table_1)"] = []
+    assert decompose.unsaid_kinds(["(on magazine_1 table_1)"], [books], _house()) == [0]
+    books.here["(on ? table_1)"] = ["book_1"]
+    assert decompose.unsaid_kinds(["(on magazine_1 table_1)"], [books], _house()) == [1]

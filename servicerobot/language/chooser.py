@@ -384,8 +384,9 @@ class ChoosingInterpreter:
         # (and about every thing the words name apart from the rest of its noun: "put the apple and the cheese
         # on the counter" is no one `put`)
         apart = {_head_noun(context, n) for n in _told_apart(rel, context, text)}
-        about = lambda g: {_head_noun(context, n) for n in set(_args(g)) | decompose.quantified(g, context)
-                           if n in context.entities}
+        # (a thing is about its noun and its type: magazines are books, "all the books in Sami's bedroom")
+        about = lambda g: {w for n in set(_args(g)) | decompose.quantified(g, context) if n in context.entities
+                           for w in (_head_noun(context, n), str(context.entities[n].get("type", "")))}
         whole = [i for i, p in enumerate(priors) if p >= _DECLARED and final_totals[i] > ninf
                  and apart <= about(finals[i])]
         if whole:

@@ -1061,12 +1061,14 @@ def unsaid_kinds(goals: Sequence[str], found: Sequence[Kind], context: Context) 
     the cups alone is no reading of those words, however much likelier the model finds the shorter one."""
     heads: dict[str, list[Kind]] = {}
     for kind in found:
-        if kind.moved and not kind.fixed:
+        # (not a kind the words take from a room where memory has none of it: "all the books in Sami's
+        # bedroom", which holds magazines and a notebook, asks for no book, `pick`)
+        if kind.moved and not kind.fixed and (not kind.best or kind.here.get(kind.best) != []):
             heads.setdefault(_naming_head(kind.noun), []).append(kind)
     out = []
     for goal in goals:
         about = set(re.findall(r"[^\s()]+", goal)) | quantified(goal, context)
-        covered = [[bool(set(k.names) & about) for k in kinds] for kinds in heads.values()]
+        covered = [[bool(set(k.here.get(k.best) or k.names) & about) for k in kinds] for kinds in heads.values()]
         # where the words ask for all of a noun ("all glasses and cups"), something of each kind it names (the
         # cups and the other cups); else of one of them ("the mug": the mug or the travel mug)
         out.append(sum(1 for kinds, cov in zip(heads.values(), covered)
