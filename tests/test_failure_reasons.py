@@ -253,3 +253,34 @@ def test_a_task_whose_words_name_nothing_memory_holds_fails_once_as_entity_unkno
     assert NoSuchThing.asked == 1
     (failure,) = [f for f in agent.failures if f.stage == "task"]
     assert failure.reason == "entity unknown" and "unicorns" in failure.detail
+
+
+def test_a_seeing_robot_reads_words_that_named_nothing_again_once_memory_holds_more():
+    """In a world it sees, the robot looks around instead of waiting, and reads the words again when memory
+    holds things it did not when they named nothing."""
+    from servicerobot.agent import ServiceAgent
+    from servicerobot.errors import TaskInfeasible
+    from servicerobot.language.rule_interpreter import RuleInterpreter
+
+    class FoundLater(RuleInterpreter):
+        asked = 0
+
+        def interpret_task(self, text, speaker, context, feedback=()):
+            FoundLater.asked += 1
+            if FoundLater.asked == 1:
+                raise TaskInfeasible("nothing here is called 'unicorns'")
+            return super().interpret_task(text, speaker, context, feedback)
+
+    env = gym.make("ServiceRobot-v0", size="small", n_tasks=1, event_rate=0.0, update_mode="visual")
+    obs, _ = env.reset(seed=0)
+    agent = ServiceAgent.from_env(env, variant="full-kg", interpreter=FoundLater())
+    actions = []
+    while agent.task is None or agent.task.absent_at is None:
+        actions.append(agent.act(obs))
+        obs, *_ = env.step(actions[-1])
+        assert len(actions) < 200
+    assert agent.task.goal is None and FoundLater.asked == 1
+    assert agent.act(obs) != "(wait)"  # it looks around
+    agent.task.absent_at = -1  # memory now holds more than when the words named nothing
+    agent.act(obs)
+    assert FoundLater.asked == 2 and agent.task.goal is not None
