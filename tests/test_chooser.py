@@ -484,3 +484,23 @@ def test_a_template_said_of_one_kind_is_met_by_things_of_its_type(place):
     text = "Could you organise the bookshelf in the living room? All the books in Hiro's bedroom go there."
     goal = chooser.interpret_task(text, "Ana", context)
     assert goal == right and goal != wrong
+
+
+def test_where_the_words_name_rooms_no_answer_takes_a_thing_to_another(tmp_path):
+    """In a domain with a room location predicate (CM's office split, fixtures written here), "put the chair in
+    the bedroom": no answer offered takes a thing to a room the words do not name."""
+    from cm_published_fixtures import write_published
+
+    from servicerobot.envs.context_matters import read_split
+    from servicerobot.experiments.cm_language import cm_context
+
+    write_published(tmp_path, ["office_setup"])
+    context = cm_context(read_split(tmp_path, "office_setup")[0])
+    rooms = {n for n, e in context.entities.items() if e.get("type") == "room"}
+    named = {n for n in rooms if "bedroom" in n}
+    assert named and rooms - named
+    model = Prefers()
+    ChoosingInterpreter(model).interpret_task("Put the chair in the bedroom.", "Ana", context)
+    offered = [a for c in model.calls if c["slot"] != "entities" for a in c["answers"] if a.startswith("Done when")]
+    said = {context.entities[r].get("noun") for r in rooms - named}
+    assert offered and not [a for a in offered if any(f" in the {w}" in a for w in said)]

@@ -274,6 +274,11 @@ class ChoosingInterpreter:
         # is on the sofa" 15 nats likelier than "Chloe has the remote", whose end it expects later)
         to = receivers(context, text, speaker, rel)
         options = [g for g in options if to <= set(_args(g))] or options
+        # where the words name rooms, no thing goes to a room they do not name ("put the desk, the lamp ... in the
+        # living room and then ...": the model liked "the desk is in the kitchen", whose end of turn comes sooner)
+        if named_rooms:
+            others = {n for n, e in context.entities.items() if e.get("type") == "room"} - set(named_rooms)
+            options = [g for g in options if not _into(g, others, context)] or options
         names = sorted(set(view[1]) | set(places) | {n for k in chosen for n in k.names}) if chosen else view[1]
         say = Verbalizer(context.entities, names, context.domain, rooms=named_rooms, facts=context.facts)
         messages = english_messages("task", text, speaker, (view[0], names), say)
