@@ -397,7 +397,9 @@ class ServiceAgent:
             stats.updates_dropped += 1
             self.dropped_updates.append(outcome)
 
-    def _interpret_task(self, stats: AgentStep) -> None:
+    def _interpret_task(self, stats: AgentStep, previous: Failure | None = None) -> None:
+        """Read the task's words into its goal; on failure record why (`previous`: the failure of an earlier
+        reading of the same words, kept instead of recording the same one again)."""
         task = self.task
         retrieved = self._retrieve_for(task.text, task.speaker, task)
         feedback: list[str] = []
@@ -431,7 +433,8 @@ class ServiceAgent:
             self._doubt(goal)
             return
         task.goal = None
-        task.failure = self._fail(*failure, "task")
+        same = previous is not None and (previous.reason, previous.detail) == failure
+        task.failure = previous if same else self._fail(*failure, "task")
 
     def _doubt(self, goal: str) -> None:
         """A request is news: when memory already holds a new task's whole goal, the person would not have
@@ -651,8 +654,8 @@ class ServiceAgent:
         if task is not None and task.goal is None and task.absent_at is not None and self._sees:
             # the words named nothing memory held: read them again once the robot has seen more, else look
             if len(self.memory.entities) != task.absent_at:
-                task.failure, task.absent_at = None, None
-                self._interpret_task(stats)
+                previous, task.failure, task.absent_at = task.failure, None, None
+                self._interpret_task(stats, previous)
             if task.goal is None:
                 return self._explore()
         if task is None or task.goal is None:

@@ -1020,6 +1020,9 @@ def test_the_chooser_says_a_request_for_absent_things_cannot_be_done_instead_of_
     with pytest.raises(TaskInfeasible, match="apples"):
         ChoosingInterpreter(model).interpret_task("Move all apples to the dining table.", "Ana", context)
     assert len(model.calls) == 1  # only the kinds question was asked
+    # without the kinds question nothing says what the words may mean: no refusal on the words alone
+    assert ChoosingInterpreter(Answers(liked=["on the dining table"]), decompose=False).interpret_task(
+        "Move all apples to the dining table.", "Ana", context)
     goal = ChoosingInterpreter(Answers(yes={"forks"}, liked=["on the dining table"])).interpret_task(
         "Move the cutlery to the dining table.", "Ana", context)
     assert "fork_" in goal

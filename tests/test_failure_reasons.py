@@ -267,7 +267,7 @@ def test_a_seeing_robot_reads_words_that_named_nothing_again_once_memory_holds_m
 
         def interpret_task(self, text, speaker, context, feedback=()):
             FoundLater.asked += 1
-            if FoundLater.asked == 1:
+            if FoundLater.asked <= 2:
                 raise TaskInfeasible("nothing here is called 'unicorns'")
             return super().interpret_task(text, speaker, context, feedback)
 
@@ -282,5 +282,9 @@ def test_a_seeing_robot_reads_words_that_named_nothing_again_once_memory_holds_m
     assert agent.task.goal is None and FoundLater.asked == 1
     assert agent.act(obs) != "(wait)"  # it looks around
     agent.task.absent_at = -1  # memory now holds more than when the words named nothing
+    agent.act(obs)  # still nothing: the same failure, not recorded again
+    assert FoundLater.asked == 2 and agent.task.goal is None
+    assert len([f for f in agent.failures if f.reason == "entity unknown"]) == 1
+    agent.task.absent_at = -1
     agent.act(obs)
-    assert FoundLater.asked == 2 and agent.task.goal is not None
+    assert FoundLater.asked == 3 and agent.task.goal is not None and agent.task.failure is None

@@ -254,7 +254,8 @@ class ChoosingInterpreter:
             return self._generate("interpret_task", text, speaker, context, feedback)
         options = self._ranked(options, _args, rel)
         found, chosen, places = self._kinds(text, speaker, context, rel, named_rooms)  # call 1
-        missing = decompose.absent_things(context, text, found, chosen)
+        # (only where the model was asked which kinds the words mean: "move the cutlery" may mean the forks)
+        missing = decompose.absent_things(context, text, found, chosen) if self.decompose else None
         if missing is not None:  # "move all apples to the fruit bowl" where there are none: no fruit bowl moved
             self.decomposition["absent"] = missing
             raise TaskInfeasible(f"nothing here is called what the words ask to move ({missing!r}): no thing in "
